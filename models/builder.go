@@ -173,8 +173,9 @@ func (b *Builder) param(node, suffix string, data []float32, shape ...int) strin
 	return name
 }
 
-// kaimingUniform draws n weights uniform in [-1/√fanIn, 1/√fanIn]:
-// PyTorch's kaiming_uniform_(a=√5), its default for Conv and Linear.
+// kaimingUniform draws n values uniform in [-1/√fanIn, 1/√fanIn]:
+// PyTorch's kaiming_uniform_(a=√5), its default for Conv and Linear
+// weights, and the same bound PyTorch draws their biases from.
 func (b *Builder) kaimingUniform(n, fanIn int) []float32 {
 	bound := 1 / math.Sqrt(float64(fanIn))
 	out := make([]float32, n)
@@ -280,7 +281,7 @@ func (b *Builder) ConvWith(x Value, spec ConvSpec) Value {
 	wname := b.param(name, "weight", b.kaimingUniform(spec.Out*fanIn, fanIn), spec.Out, c/spec.Group, k, k)
 	inputs := []string{x.name, wname}
 	if !spec.NoBias {
-		inputs = append(inputs, b.param(name, "bias", make([]float32, spec.Out), spec.Out))
+		inputs = append(inputs, b.param(name, "bias", b.kaimingUniform(spec.Out, fanIn), spec.Out))
 	}
 	k64, s64, p64 := int64(k), int64(spec.Stride), int64(spec.Pad)
 	attrs := []*onnx.Attribute{intsAttr("kernel_shape", k64, k64), intsAttr("strides", s64, s64), intsAttr("pads", p64, p64, p64, p64)}
@@ -436,7 +437,7 @@ func (b *Builder) Dense(x Value, out int) Value {
 	in := int(x.shape[1])
 	name := b.nodeName("fc")
 	w := b.param(name, "weight", b.kaimingUniform(out*in, in), out, in)
-	bias := b.param(name, "bias", make([]float32, out), out)
+	bias := b.param(name, "bias", b.kaimingUniform(out, in), out)
 	return b.node("Gemm", name, []string{x.name, w, bias}, []int64{x.shape[0], int64(out)}, intAttr("transB", 1))
 }
 

@@ -24,7 +24,8 @@
 //     initialisation, kaiming_uniform_ with a = √5, which is uniform in
 //     [-1/√fan_in, 1/√fan_in] with fan_in = input channels / groups ×
 //     kernel area (input features for Dense);
-//   - biases are zero;
+//   - their biases are uniform in the same interval, as PyTorch's
+//     reset_parameters draws them;
 //   - BatchNormalization's scale (gamma) is 1, its bias (beta) 0, its
 //     running mean 0 and running variance 1.
 //

@@ -158,21 +158,10 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 	} else if cur := m.Opsets[LossDomain]; cur > opset {
 		opset = cur
 	}
-	since, ctor, ok := onnx.LookupOperator(node.Domain, node.OpType, opset)
-	if !ok {
-		return "", fmt.Errorf("append loss: operator %s (domain %q, opset %d) is not registered; import package ops", node.OpType, node.Domain, opset)
-	}
 	node.Opset = opset
-	op, err := ctor(node, since)
-	if err != nil {
-		return "", fmt.Errorf("append loss: %w", err)
+	if err := lossTypeNode(node); err != nil {
+		return "", err
 	}
-	if v, ok := op.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return "", fmt.Errorf("append loss: %w", err)
-		}
-	}
-	node.Op = op
 
 	if raise > 0 {
 		m.Opsets[""] = raise
@@ -186,6 +175,26 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 	g.Outputs = append(g.Outputs, &onnx.ValueInfo{Name: lossName,
 		Type: &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: elem, HasShape: true}})
 	return lossName, nil
+}
+
+// lossTypeNode sets n.Op to the registered operator of n's domain at
+// n.Opset, as loading a model does, and validates it.
+func lossTypeNode(n *onnx.Node) error {
+	since, ctor, ok := onnx.LookupOperator(n.Domain, n.OpType, n.Opset)
+	if !ok {
+		return fmt.Errorf("append loss: operator %s (domain %q, opset %d) is not registered; import package ops", n.OpType, n.Domain, n.Opset)
+	}
+	op, err := ctor(n, since)
+	if err != nil {
+		return fmt.Errorf("append loss: %w", err)
+	}
+	if v, ok := op.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
+			return fmt.Errorf("append loss: %w", err)
+		}
+	}
+	n.Op = op
+	return nil
 }
 
 func lossTensorTypeOf(t *onnx.Tensor) *onnx.TypeInfo {

@@ -72,8 +72,10 @@ type Event struct {
 	// AfterTestBatch, the batch's loss; AfterTestSet, the mean test loss;
 	// AfterTraining, the last training loss.
 	Loss float64
-	// TrainAccuracy is the fraction of a training batch classified right
-	// (not measured by the reference loop: NaN).
+	// TrainAccuracy: AfterStep, the fraction of the step's batch whose
+	// argmax of the output (computed by the step's forward pass, before the
+	// update) equals the label; NaN when the backend cannot fetch the
+	// output after a step or no output is configured.
 	TrainAccuracy float64
 	// TestAccuracy: AfterTestBatch and AfterTestSet, the fraction of the
 	// batch or set whose argmax of the output equals the label;
@@ -191,6 +193,10 @@ type Runner struct {
 	mu      sync.Mutex
 	stopped bool
 	reason  error
+
+	// noTrainAccuracy is set once the backend has said it cannot fetch
+	// the output after a step: the loop stops asking.
+	noTrainAccuracy bool
 }
 
 // New checks cfg and returns its runner.
@@ -294,8 +300,12 @@ func (r *Runner) Run() (Result, error) {
 				res.Steps++
 				res.Samples += x.Shape[0]
 				res.Loss = loss
+				acc, err := r.trainAccuracy(y)
+				if err != nil {
+					return fmt.Errorf("step %d: %w", res.Steps, err)
+				}
 				e = ev(AfterStep)
-				e.BatchSize, e.Loss = x.Shape[0], loss
+				e.BatchSize, e.Loss, e.TrainAccuracy = x.Shape[0], loss, acc
 				emit(e)
 				if r.stopRequested() {
 					return nil
@@ -327,6 +337,30 @@ func (r *Runner) Run() (Result, error) {
 	e.Loss, e.TestAccuracy, e.Err = res.Loss, res.TestAccuracy, err
 	emit(e)
 	return res, err
+}
+
+// trainAccuracy is the fraction of the step's batch classified right, read
+// from the output the step's forward pass left in the network. It is NaN
+// when no output is configured or the backend cannot fetch it after a step
+// (network.ErrUnsupported); any other failure is an error.
+func (r *Runner) trainAccuracy(labels *onnx.Tensor) (float64, error) {
+	c := &r.cfg
+	if c.Output == "" || r.noTrainAccuracy {
+		return math.NaN(), nil
+	}
+	vs, err := c.Net.Fetch(c.Output)
+	if errors.Is(err, network.ErrUnsupported) {
+		r.noTrainAccuracy = true
+		return math.NaN(), nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("training accuracy: %w", err)
+	}
+	k, err := Correct(vs[0], labels.Int64s())
+	if err != nil {
+		return 0, fmt.Errorf("training accuracy: output %q: %w", c.Output, err)
+	}
+	return float64(k) / float64(len(labels.Int64s())), nil
 }
 
 // evaluate runs the test set once: mean loss and accuracy.

@@ -2,12 +2,14 @@ package runner_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
 	_ "github.com/deep500/deep500-go/backend/native"
 	"github.com/deep500/deep500-go/models"
 	"github.com/deep500/deep500-go/network"
+	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/optimizer"
 	"github.com/deep500/deep500-go/runner"
 )
@@ -25,6 +27,13 @@ func (s stopAt) Event(e runner.Event) {
 }
 
 func setup(t *testing.T, opt string, lr float64, epochs int, ls ...runner.Listener) (*runner.Runner, *optimizer.Hyperparams) {
+	t.Helper()
+	return setupWrapped(t, opt, lr, epochs, nil, ls...)
+}
+
+// setupWrapped is setup with the optimizer passed through wrap (when not
+// nil), so a test can watch the steps.
+func setupWrapped(t *testing.T, opt string, lr float64, epochs int, wrap func(optimizer.Optimizer, network.Network) optimizer.Optimizer, ls ...runner.Listener) (*runner.Runner, *optimizer.Hyperparams) {
 	t.Helper()
 	m, err := models.Preset("mlp", 1)
 	if err != nil {
@@ -58,7 +67,11 @@ func setup(t *testing.T, opt string, lr float64, epochs int, ls ...runner.Listen
 		t.Fatal(err)
 	}
 	h := rule.(optimizer.Tunable).Hyperparameters()
-	r, err := runner.New(runner.Config{Net: net, Optimizer: optimizer.NewDriver(net, loss, rule, 0), Hyper: h,
+	var o optimizer.Optimizer = optimizer.NewDriver(net, loss, rule, 0)
+	if wrap != nil {
+		o = wrap(o, net)
+	}
+	r, err := runner.New(runner.Config{Net: net, Optimizer: o, Hyper: h,
 		Input: "x", Labels: "labels", Output: "y", Loss: loss, Train: tr, Test: te, Epochs: epochs, Listeners: ls})
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +136,94 @@ func TestSchedules(t *testing.T) {
 	c := runner.Cosine{Min: 0}
 	if c.LR(1, 0, 0, 0, 100) != 1 || c.LR(1, 50, 0, 0, 100) > 0.5000001 || c.LR(1, 100, 0, 0, 100) > 1e-12 {
 		t.Errorf("cosine")
+	}
+}
+
+// accuracyWitness runs inference on each batch before the step and counts,
+// with its own argmax, the rows classified right: what the runner's
+// training accuracy must report for that step.
+type accuracyWitness struct {
+	optimizer.Optimizer
+	net  network.Network
+	want []float64
+}
+
+func (w *accuracyWitness) Step(batch map[string]onnx.Value) (float64, error) {
+	out, err := w.net.Inference(batch)
+	if err != nil {
+		return 0, err
+	}
+	scores := out["y"].(*onnx.Tensor).Float32s()
+	labels := batch["labels"].(*onnx.Tensor).Int64s()
+	classes := len(scores) / len(labels)
+	right := 0
+	for i, l := range labels {
+		row := scores[i*classes : (i+1)*classes]
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		if int64(best) == l {
+			right++
+		}
+	}
+	w.want = append(w.want, float64(right)/float64(len(labels)))
+	return w.Optimizer.Step(batch)
+}
+
+type trainAccuracies struct{ got []float64 }
+
+func (a *trainAccuracies) Event(e runner.Event) {
+	if e.Kind == runner.AfterStep {
+		a.got = append(a.got, e.TrainAccuracy)
+	}
+}
+
+// Every step reports the accuracy of its own batch under the parameters
+// before its update.
+func TestTrainAccuracyPerStep(t *testing.T) {
+	var w *accuracyWitness
+	rec := &trainAccuracies{}
+	r, _ := setupWrapped(t, "sgd", 0.1, 2, func(o optimizer.Optimizer, n network.Network) optimizer.Optimizer {
+		w = &accuracyWitness{Optimizer: o, net: n}
+		return w
+	}, rec)
+	if _, err := r.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.got) != 16 || len(w.want) != 16 {
+		t.Fatalf("%d steps reported, %d witnessed; want 16", len(rec.got), len(w.want))
+	}
+	for i := range rec.got {
+		if rec.got[i] != w.want[i] {
+			t.Errorf("step %d: train accuracy %v, want %v", i+1, rec.got[i], w.want[i])
+		}
+	}
+	if first, last := rec.got[0], rec.got[len(rec.got)-1]; !(last > first) {
+		t.Errorf("training accuracy did not rise: %v", rec.got)
+	}
+}
+
+func TestParseSchedule(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want runner.Schedule
+	}{
+		{"", nil}, {"constant", nil},
+		{"step:100:0.5", runner.StepDecay{Every: 100, Gamma: 0.5}},
+		{"epoch:2:0.1", runner.EpochDecay{Every: 2, Gamma: 0.1}},
+		{"cosine", runner.Cosine{}}, {"cosine:1e-5", runner.Cosine{Min: 1e-5}},
+	} {
+		got, err := runner.ParseSchedule(c.spec)
+		if err != nil || got != c.want {
+			t.Errorf("ParseSchedule(%q) = %#v, %v; want %#v", c.spec, got, err, c.want)
+		}
+	}
+	for _, spec := range []string{"step", "step:0:0.5", "step:10", "step:10:x", "epoch:-1:0.5", "cosine:1:2", "cosine:-1", "linear:3"} {
+		if s, err := runner.ParseSchedule(spec); err == nil || !strings.Contains(err.Error(), spec) {
+			t.Errorf("ParseSchedule(%q) = %#v, %v; want an error naming the spec", spec, s, err)
+		}
 	}
 }

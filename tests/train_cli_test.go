@@ -1,10 +1,15 @@
 package tests
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deep500/deep500-go/onnx"
 )
@@ -87,5 +92,120 @@ func TestD500TrainNativeAndPlot(t *testing.T) {
 	ref, nat := csvOf("reference"), csvOf("native")
 	if strings.Join(ref, " ") != strings.Join(nat, " ") {
 		t.Errorf("losses differ:\nreference %v\nnative    %v", ref, nat)
+	}
+}
+
+// Ctrl-C stops training after the current step: the binary exits 1 naming
+// the interruption, and the CSV, the figures and the model hold what was
+// done up to then.
+func TestD500TrainInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	csvPath := filepath.Join(dir, "train.csv")
+	plots := filepath.Join(dir, "plots")
+	saved := filepath.Join(dir, "partial.onnx")
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=4096,test=64",
+		"--batch", "16", "--steps", "1000000", "--test-every", "3", "--csv", csvPath, "--plot", plots, "--save-model", saved)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until a few steps and an evaluation are recorded.
+	rows := func() int {
+		data, _ := os.ReadFile(csvPath)
+		return strings.Count(string(data), "\n") - 1
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for rows() < 8 {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no training progress within 2 minutes:\n%s%s", stdout.String(), stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr does not name the interruption:\n%s", stderr.String())
+	}
+	data, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if !strings.HasSuffix(string(data), "\n") || len(lines) < 9 {
+		t.Fatalf("CSV after the interrupt:\n%s", data)
+	}
+	for _, l := range lines[1:] {
+		if len(strings.Split(l, ",")) != 8 {
+			t.Errorf("incomplete CSV row %q", l)
+		}
+	}
+	// The run stopped long before its million steps.
+	last := strings.Split(lines[len(lines)-1], ",")
+	if step, _ := strconv.Atoi(last[1]); step <= 0 || step > 100000 {
+		t.Errorf("last row %q", lines[len(lines)-1])
+	}
+	if pngs, _ := filepath.Glob(filepath.Join(plots, "*.png")); len(pngs) == 0 {
+		t.Errorf("no figures in %s:\n%s", plots, stdout.String())
+	}
+	if _, err := onnx.Load(saved); err != nil {
+		t.Errorf("the model saved at the interrupt: %v", err)
+	}
+}
+
+// The loss, schedule and abort flags: mse on class labels trains, the
+// CSV's lr column follows step:2:0.5, and a reachable --target-accuracy
+// ends the run gracefully (exit 0) at the first evaluation.
+func TestD500TrainScheduleLossAndAbort(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	csvPath := filepath.Join(dir, "mse.csv")
+	so, se, code := runD500(t, bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=256,test=32",
+		"--loss", "mse", "--optimizer", "sgd", "--lr", "0.1", "--lr-schedule", "step:2:0.5", "--steps", "6", "--batch", "16", "--csv", csvPath)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, so, se)
+	}
+	data, _ := os.ReadFile(csvPath)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	wantLR := []float64{0.1, 0.1, 0.05, 0.05, 0.025, 0.025}
+	if len(lines) != 1+6+1 {
+		t.Fatalf("CSV:\n%s", data)
+	}
+	for i, want := range wantLR {
+		f := strings.Split(lines[1+i], ",")
+		lr, err := strconv.ParseFloat(f[7], 64)
+		if err != nil || lr != want {
+			t.Errorf("step %d: lr %q, want %g", i+1, f[7], want)
+		}
+		if loss, err := strconv.ParseFloat(f[4], 64); err != nil || !(loss > 0) {
+			t.Errorf("step %d: mse loss %q", i+1, f[4])
+		}
+	}
+
+	csvPath = filepath.Join(dir, "target.csv")
+	so, se, code = runD500(t, bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=256,test=32",
+		"--steps", "50", "--batch", "16", "--test-every", "1", "--target-accuracy", "0.01", "--csv", csvPath)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, so, se)
+	}
+	data, _ = os.ReadFile(csvPath)
+	if lines := strings.Split(strings.TrimSpace(string(data)), "\n"); len(lines) != 1+2 {
+		t.Errorf("want one step and one evaluation before the accuracy abort, CSV:\n%s", data)
+	}
+	for _, args := range [][]string{
+		{"--lr-schedule", "linear"}, {"--target-accuracy", "2"}, {"--time-limit", "-1s"}, {"--loss", "hinge"},
+	} {
+		args = append([]string{"train", "--model", "mlp", "--dataset", "synthetic"}, args...)
+		if _, se, code := runD500(t, bin, args...); code != 2 || !strings.Contains(se, args[5]) {
+			t.Errorf("d500 %v: exit %d, want 2 and a message naming %s:\n%s", args, code, args[5], se)
+		}
 	}
 }

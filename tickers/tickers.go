@@ -76,12 +76,15 @@ func (c *CSV) Event(e runner.Event) {
 // Err is the first error writing the CSV.
 func (c *CSV) Err() error { return c.err }
 
-// Summary prints a line per epoch (training loss, test loss and accuracy,
-// time) and, after training, the final figures with the time per step
-// and per epoch.
+// Summary prints a line per epoch (training loss, the epoch's training
+// accuracy over the samples stepped on, test loss and accuracy, time) and,
+// after training, the final figures with the time per step and per epoch.
 type Summary struct {
 	W io.Writer
 
+	// trainRight and trainSeen sum the epoch's training accuracy over its
+	// samples (steps whose accuracy was measured).
+	trainRight, trainSeen float64
 	epochStart            float64
 	testLoss, testAcc     float64
 	lastLoss              float64
@@ -93,14 +96,21 @@ type Summary struct {
 func (s *Summary) Event(e runner.Event) {
 	switch e.Kind {
 	case runner.BeforeEpoch:
-		s.epochStart = e.Seconds
+		s.epochStart, s.trainRight, s.trainSeen = e.Seconds, 0, 0
 	case runner.AfterStep:
 		s.lastLoss, s.steps = e.Loss, e.Step
+		if !math.IsNaN(e.TrainAccuracy) {
+			s.trainRight += e.TrainAccuracy * float64(e.BatchSize)
+			s.trainSeen += float64(e.BatchSize)
+		}
 	case runner.AfterTestSet:
 		s.testLoss, s.testAcc, s.measuredTest = e.Loss, e.TestAccuracy, true
 	case runner.AfterEpoch:
 		s.epochs = e.Epoch
 		line := fmt.Sprintf("epoch %d: step %d, loss %.4f", e.Epoch, e.Step, s.lastLoss)
+		if s.trainSeen > 0 {
+			line += fmt.Sprintf(", train accuracy %.2f%%", 100*s.trainRight/s.trainSeen)
+		}
 		if s.measuredTest {
 			line += fmt.Sprintf(", test loss %.4f, test accuracy %.2f%%", s.testLoss, 100*s.testAcc)
 		}

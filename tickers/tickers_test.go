@@ -2,7 +2,9 @@ package tickers_test
 
 import (
 	"bytes"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -73,14 +75,22 @@ func TestCSVAndSummary(t *testing.T) {
 			t.Fatalf("row %q", l)
 		}
 		eval := i%3 == 2
-		if eval != (f[4] == "" && f[6] != "") || f[5] != "" || f[7] != "0.05" {
+		if eval != (f[4] == "" && f[6] != "") || eval != (f[5] == "") || f[7] != "0.05" {
 			t.Errorf("row %d %q", i, l)
+		}
+		if !eval {
+			// A step's training accuracy is its batch's: k/32.
+			acc, err := strconv.ParseFloat(f[5], 64)
+			if k := acc * 32; err != nil || acc < 0 || acc > 1 || k != math.Trunc(k) {
+				t.Errorf("row %d: train accuracy %q is not a fraction of a 32-sample batch", i, f[5])
+			}
 		}
 	}
 	if f := strings.Split(lines[2], ","); f[0] != "1" || f[1] != "2" || f[2] != "64" {
 		t.Errorf("second step row %q", lines[2])
 	}
-	if !strings.Contains(sum.String(), "epoch 2:") || !strings.Contains(sum.String(), "ms/step") {
+	if !strings.Contains(sum.String(), "epoch 2:") || !strings.Contains(sum.String(), "ms/step") ||
+		!strings.Contains(sum.String(), "train accuracy") {
 		t.Errorf("summary:\n%s", sum.String())
 	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--csv FILE] [--save-model OUT.onnx]"
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx]"
 
 // loadModel reads an ONNX file or builds a preset (a name without ".onnx"
 // that is not an existing file).
@@ -38,7 +38,9 @@ type trainingSetup struct {
 }
 
 // newTrainingSetup loads the model (file or preset), appends the loss of
-// kind to its first output with a new labels input, and builds it on the
+// kind to its first output with a new input of int64 class labels (one-hot
+// encoded inside the graph for the losses that compare tensors: see
+// network.AppendClassLoss), and builds it on the
 // backend. The presets' BatchNormalization runs in inference mode, so its
 // running statistics are frozen: the optimizer must leave them alone.
 func newTrainingSetup(modelSpec string, seed uint64, kind network.LossKind, backendName string, threads int) (*trainingSetup, error) {
@@ -60,7 +62,7 @@ func newTrainingSetup(modelSpec string, seed uint64, kind network.LossKind, back
 			break
 		}
 	}
-	if s.loss, err = network.AppendLoss(m, kind, s.output, ""); err != nil {
+	if s.loss, err = network.AppendClassLoss(m, kind, s.output, ""); err != nil {
 		return nil, err
 	}
 	s.labels = m.Graph.Inputs[len(m.Graph.Inputs)-1].Name
@@ -77,7 +79,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	modelSpec := fs.String("model", "", "the model: an ONNX `FILE` or a preset ("+strings.Join(models.PresetNames(), ", ")+")")
 	dataset := fs.String("dataset", "", "the dataset `SPEC` (fashion-mnist, mnist:DIR, idx:DIR, cifar10:DIR, tensors:DIR, synthetic:...)")
 	backendName := fs.String("backend", "native", "backend: "+strings.Join(backend.Known, ", "))
-	lossName := fs.String("loss", "softmax-xent", "loss appended to the model's first output: softmax-xent or mse")
+	lossName := fs.String("loss", "softmax-xent", "loss appended to the model's first output: "+lossKindList()+" (all trained on class labels)")
 	optName := fs.String("optimizer", "sgd", "optimizer: "+strings.Join(optimizer.Names(), " "))
 	impl := fs.String("impl", "reference", "optimizer implementation: reference (through the Network API) or native (inside the backend)")
 	lr := fs.Float64("lr", -1, "learning rate (default: the optimizer's; -1 keeps it)")
@@ -99,6 +101,10 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	distributed := fs.String("distributed", "", "distributed scheme (not available yet)")
 	saveModel := fs.String("save-model", "", "write the trained model to `OUT.onnx`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	lrSchedule := fs.String("lr-schedule", "", "learning-rate `SPEC`: "+runner.ScheduleSpecs+"; default constant")
+	testEvery := fs.Int("test-every", 0, "evaluate on the test set after every `N` steps (default: after each epoch)")
+	timeLimit := fs.Duration("time-limit", 0, "stop gracefully after the first step or evaluation past this wall time (e.g. 10m; 0: no limit)")
+	targetAcc := fs.Float64("target-accuracy", 0, "stop gracefully once an evaluation reaches this test accuracy (a fraction; 0: never)")
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -121,11 +127,20 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		*epochs = 1
 	}
 	kind, err := network.ParseLossKind(*lossName)
-	if err != nil || (kind != network.LossSoftmaxCrossEntropy && kind != network.LossMeanSquaredError) {
-		return usageError(fs, stderr, "--loss must be softmax-xent or mse")
+	if err != nil {
+		return usageError(fs, stderr, "--loss: %v", err)
 	}
-	if kind == network.LossMeanSquaredError {
-		return usageError(fs, stderr, "--loss mse needs one-hot float labels, which the datasets do not give yet")
+	schedule, err := runner.ParseSchedule(*lrSchedule)
+	if err != nil {
+		return usageError(fs, stderr, "--lr-schedule: %v", err)
+	}
+	switch {
+	case *timeLimit < 0:
+		return usageError(fs, stderr, "--time-limit must not be negative")
+	case *targetAcc < 0 || *targetAcc > 1:
+		return usageError(fs, stderr, "--target-accuracy is a fraction in [0, 1], got %g", *targetAcc)
+	case *testEvery < 0:
+		return usageError(fs, stderr, "--test-every must not be negative")
 	}
 	hp, err := optimizer.Defaults(*optName)
 	if err != nil {
@@ -212,6 +227,12 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		nanAbort.Dir = filepath.Join(filepath.Dir(*csvPath), "nan-gradients")
 	}
 	listeners = append([]runner.Listener{nanAbort}, listeners...)
+	if *timeLimit > 0 {
+		listeners = append(listeners, tickers.TimeAbort{Limit: *timeLimit})
+	}
+	if *targetAcc > 0 {
+		listeners = append(listeners, tickers.AccuracyAbort{Target: *targetAcc})
+	}
 	var opt optimizer.Optimizer = optimizer.NewDriver(net, loss, rule, hp.ClipNorm)
 	if *impl == "native" {
 		nat, err := optimizer.NewNative(*optName, hp, net, loss)
@@ -222,7 +243,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
 		Hyper: rule.(optimizer.Tunable).Hyperparameters(), Input: input, Labels: labels, Output: output, Loss: loss,
-		Train: tr, Test: te, Epochs: *epochs, Steps: *steps, Listeners: listeners})
+		Schedule: schedule, Train: tr, Test: te, Epochs: *epochs, Steps: *steps, TestEvery: *testEvery, Listeners: listeners})
 	if err != nil {
 		return fail(err)
 	}
@@ -239,35 +260,53 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		case <-done:
 		}
 	}()
-	res, runErr := r.Run()
+	_, runErr := r.Run()
+	// What was recorded is written whatever ended the run: the CSV is
+	// flushed row by row, the figures are drawn from it, and the model is
+	// saved unless the run ended on an error other than an interruption
+	// (a NaN loss leaves parameters not worth keeping).
+	failed := func(err error) int {
+		fmt.Fprintf(stderr, "d500 train: %v\n", err)
+		return exitFail
+	}
+	status := exitOK
 	if csvT != nil && csvT.Err() != nil {
-		return fail(fmt.Errorf("%s: %w", *csvPath, csvT.Err()))
+		status = failed(fmt.Errorf("%s: %w", *csvPath, csvT.Err()))
 	}
 	if runErr != nil {
-		return fail(runErr)
+		status = failed(runErr)
 	}
-	if *saveModel != "" {
+	if *saveModel != "" && (runErr == nil || errors.Is(runErr, errInterrupted)) {
 		if err := saveTrained(net, *modelSpec, *seed, *saveModel); err != nil {
-			return fail(err)
+			status = failed(err)
+		} else {
+			fmt.Fprintf(stdout, "trained model written to %s\n", *saveModel)
 		}
-		fmt.Fprintf(stdout, "trained model written to %s\n", *saveModel)
 	}
-	if *csvPath != "" {
+	if *csvPath != "" && (csvT == nil || csvT.Err() == nil) {
 		fmt.Fprintf(stdout, "per-step figures written to %s\n", *csvPath)
 	}
-	if *plotDir != "" {
-		files, err := plot.WriteFiles(*plotDir, *csvPath)
-		if err != nil {
-			return fail(err)
+	if *plotDir != "" && (csvT == nil || csvT.Err() == nil) {
+		if files, err := plot.WriteFiles(*plotDir, *csvPath); err != nil {
+			status = failed(err)
+		} else {
+			fmt.Fprintf(stdout, "%d figures written to %s\n", len(files), *plotDir)
 		}
-		fmt.Fprintf(stdout, "%d figures written to %s\n", len(files), *plotDir)
 	}
-	_ = res
-	return exitOK
+	return status
 }
 
 // saveTrained writes the model as given (without the loss) with the
 // network's current parameters as its initializers.
+// lossKindList names the losses --loss accepts.
+func lossKindList() string {
+	var names []string
+	for _, k := range network.LossKinds() {
+		names = append(names, string(k))
+	}
+	return strings.Join(names, ", ")
+}
+
 func saveTrained(net network.Network, spec string, seed uint64, out string) error {
 	m, err := loadModel(spec, seed)
 	if err != nil {
