@@ -16,14 +16,21 @@ import (
 // With ClipNorm > 0 every gradient is fetched first and all are scaled by
 // min(1, ClipNorm/(‖g‖₂ + 1e-6)), ‖g‖₂ the norm of all gradients together
 // (torch.nn.utils.clip_grad_norm_).
+//
+// When the network implements network.IntoFetcher, the Driver fetches
+// into one buffer per parameter and gradient that it keeps across steps,
+// so a step allocates nothing for them: Deep500's reference optimizers
+// were slow because every step copied weights out into new memory.
 type Driver struct {
 	Net      network.Network
 	Loss     string
 	Rule     UpdateRuleOptimizer
 	ClipNorm float64
 
-	pgs   []network.ParamGrad
-	grads []*onnx.Tensor // per parameter, kept only while clipping
+	pgs []network.ParamGrad
+	// grads and params are the buffers of the last step, per parameter,
+	// refilled in place when the network allows it.
+	grads, params []*onnx.Tensor
 }
 
 // NewDriver returns the Optimizer that applies rule to net's parameters
@@ -49,12 +56,13 @@ func (d *Driver) Step(batch map[string]onnx.Value) (float64, error) {
 	if d.pgs == nil {
 		d.pgs = d.Net.Gradients(d.Loss)
 		d.grads = make([]*onnx.Tensor, len(d.pgs))
+		d.params = make([]*onnx.Tensor, len(d.pgs))
 	}
 	scale := 1.0
 	if d.ClipNorm > 0 {
 		sum := 0.0
 		for i, pg := range d.pgs {
-			g, err := network.FetchTensor(d.Net, pg.Grad)
+			g, err := network.FetchTensorInto(d.Net, pg.Grad, d.grads[i])
 			if err != nil {
 				return loss, err
 			}
@@ -77,28 +85,19 @@ func (d *Driver) Step(batch map[string]onnx.Value) (float64, error) {
 		}
 	}
 	for i, pg := range d.pgs {
-		var g, p *onnx.Tensor
+		g := d.grads[i]
 		if d.ClipNorm > 0 {
-			g = d.grads[i]
-			d.grads[i] = nil
-			if p, err = network.FetchTensor(d.Net, pg.Param); err != nil {
-				return loss, err
-			}
 			if scale != 1 {
 				scaleTensor(g, scale)
 			}
-		} else {
-			vs, err := d.Net.Fetch(pg.Grad, pg.Param)
-			if err != nil {
-				return loss, err
-			}
-			var ok1, ok2 bool
-			g, ok1 = vs[0].(*onnx.Tensor)
-			p, ok2 = vs[1].(*onnx.Tensor)
-			if !ok1 || !ok2 {
-				return loss, fmt.Errorf("parameter %q or its gradient is not a tensor", pg.Param)
-			}
+		} else if g, err = network.FetchTensorInto(d.Net, pg.Grad, g); err != nil {
+			return loss, err
 		}
+		p, err := network.FetchTensorInto(d.Net, pg.Param, d.params[i])
+		if err != nil {
+			return loss, err
+		}
+		d.grads[i], d.params[i] = g, p
 		if isThree {
 			if err := three.PrepareParam(pg.Param); err != nil {
 				return loss, err

@@ -2,6 +2,8 @@ package optimizer_test
 
 import (
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
@@ -12,7 +14,7 @@ import (
 
 // mlpModel is a 784-256-10 perceptron (MatMul, Add, Relu) with a mean
 // squared error loss, for batches of 64.
-func mlpModel(b *testing.B) (*onnx.Model, string) {
+func mlpModel(b testing.TB) (*onnx.Model, string) {
 	b.Helper()
 	g := &onnx.Graph{}
 	node := func(op string, in []string, out string) {
@@ -114,5 +116,57 @@ func BenchmarkStep(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// After its first step, a reference step on the native backend fetches
+// into the buffers it kept: it allocates far less than one copy of the
+// largest parameter (784×256 float32, 784 KiB) per step, where fetching
+// into new tensors would allocate two (the parameter and its gradient).
+func TestReferenceStepReusesBuffers(t *testing.T) {
+	m, loss := mlpModel(t)
+	net, err := backend.New("native", m, backend.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	rule, _ := optimizer.New("adam", optimizer.Hyperparams{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	d := optimizer.NewDriver(net, loss, rule, 0)
+	batch := mlpBatch()
+	if _, err := d.Step(batch); err != nil {
+		t.Fatal(err)
+	}
+	const steps = 5
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range steps {
+		if _, err := d.Step(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	perStep := float64(after.TotalAlloc-before.TotalAlloc) / steps
+	if perStep > 784*256*4/4 {
+		t.Errorf("a reference step allocates %.0f bytes", perStep)
+	}
+	t.Logf("a reference step allocates %.0f bytes", perStep)
+	// The buffers hold what Fetch returns.
+	for _, pg := range net.Gradients(loss) {
+		for _, name := range []string{pg.Param, pg.Grad} {
+			want, err := network.FetchTensor(net, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := onnx.NewTensor(want.Type, want.Shape...)
+			if err := net.(network.IntoFetcher).FetchInto(name, got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Float32s(), want.Float32s()) {
+				t.Errorf("FetchInto(%q) differs from Fetch", name)
+			}
+		}
+	}
+	if err := net.(network.IntoFetcher).FetchInto("W1", onnx.NewTensor(onnx.Float, 2, 2)); err == nil {
+		t.Error("FetchInto a buffer of the wrong shape succeeded")
 	}
 }
