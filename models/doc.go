@@ -44,7 +44,10 @@
 // BatchNormalization is emitted in inference form (training_mode 0): it
 // normalises with its running statistics, which the presets start at mean
 // 0 and variance 1. Set Builder.BatchNormTraining before adding layers to
-// emit training_mode 1 (batch statistics) instead.
+// emit training_mode 1 (batch statistics) instead. `d500 train` keeps the
+// presets in inference form and switches a copy to training mode with
+// network.BatchNormTraining, so that evaluation and the saved model use
+// the running statistics training updated.
 //
 // Preset builds the named models: mlp, lenet, resnet8, resnet20, resnet18
 // and mobilenetv2.

@@ -177,20 +177,25 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 	return lossName, nil
 }
 
-// lossTypeNode sets n.Op to the registered operator of n's domain at
-// n.Opset, as loading a model does, and validates it.
-func lossTypeNode(n *onnx.Node) error {
+// lossTypeNode types a node AppendLoss adds.
+func lossTypeNode(n *onnx.Node) error { return typeNode(n, "append loss") }
+
+// typeNode sets n.Op to the registered operator of n's domain at n.Opset,
+// as loading a model does, and validates it; errors start with context.
+// The typed operator copies the node's names and attributes, so a node
+// changed afterwards must be typed again.
+func typeNode(n *onnx.Node, context string) error {
 	since, ctor, ok := onnx.LookupOperator(n.Domain, n.OpType, n.Opset)
 	if !ok {
-		return fmt.Errorf("append loss: operator %s (domain %q, opset %d) is not registered; import package ops", n.OpType, n.Domain, n.Opset)
+		return fmt.Errorf("%s: operator %s (domain %q, opset %d) is not registered; import package ops", context, n.OpType, n.Domain, n.Opset)
 	}
 	op, err := ctor(n, since)
 	if err != nil {
-		return fmt.Errorf("append loss: %w", err)
+		return fmt.Errorf("%s: %w", context, err)
 	}
 	if v, ok := op.(interface{ Validate() error }); ok {
 		if err := v.Validate(); err != nil {
-			return fmt.Errorf("append loss: %w", err)
+			return fmt.Errorf("%s: %w", context, err)
 		}
 	}
 	n.Op = op

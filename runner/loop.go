@@ -174,6 +174,14 @@ type Config struct {
 	// TestEvery > 0 evaluates after every TestEvery steps instead of at
 	// the end of each epoch.
 	TestEvery int
+	// RunningStats are copied from their updated values into the
+	// statistics after every step (network.BatchNormTraining's pairs).
+	RunningStats []network.RunningStat
+	// Eval, when not nil, is the network evaluations run on: the same
+	// model in inference form (BatchNormalization with its running
+	// statistics), into which the runner copies Net's parameters before
+	// each evaluation.
+	Eval      network.Network
 	Listeners []Listener
 }
 
@@ -197,6 +205,9 @@ type Runner struct {
 	// noTrainAccuracy is set once the backend has said it cannot fetch
 	// the output after a step: the loop stops asking.
 	noTrainAccuracy bool
+	// statBufs and paramBufs are the buffers of the running-statistics
+	// and evaluation copies, reused across steps.
+	statBufs, paramBufs []*onnx.Tensor
 }
 
 // New checks cfg and returns its runner.
@@ -300,6 +311,11 @@ func (r *Runner) Run() (Result, error) {
 				res.Steps++
 				res.Samples += x.Shape[0]
 				res.Loss = loss
+				if len(c.RunningStats) > 0 {
+					if r.statBufs, err = network.CopyRunningStats(c.Net, c.RunningStats, r.statBufs); err != nil {
+						return fmt.Errorf("step %d: %w", res.Steps, err)
+					}
+				}
 				acc, err := r.trainAccuracy(y)
 				if err != nil {
 					return fmt.Errorf("step %d: %w", res.Steps, err)
@@ -366,6 +382,14 @@ func (r *Runner) trainAccuracy(labels *onnx.Tensor) (float64, error) {
 // evaluate runs the test set once: mean loss and accuracy.
 func (r *Runner) evaluate(res *Result, ev func(EventKind) Event, emit func(Event)) error {
 	c := &r.cfg
+	net := c.Net
+	if c.Eval != nil {
+		var err error
+		if r.paramBufs, err = network.CopyParams(c.Eval, c.Net, r.paramBufs); err != nil {
+			return fmt.Errorf("evaluation: %w", err)
+		}
+		net = c.Eval
+	}
 	emit(ev(BeforeTestSet))
 	var lossSum float64
 	var right, n int
@@ -380,7 +404,7 @@ func (r *Runner) evaluate(res *Result, ev func(EventKind) Event, emit func(Event
 		e := ev(BeforeTestBatch)
 		e.BatchSize = x.Shape[0]
 		emit(e)
-		out, err := c.Net.Inference(map[string]onnx.Value{c.Input: x, c.Labels: y})
+		out, err := net.Inference(map[string]onnx.Value{c.Input: x, c.Labels: y})
 		if err != nil {
 			return fmt.Errorf("evaluation: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -206,6 +207,54 @@ func TestD500TrainScheduleLossAndAbort(t *testing.T) {
 		args = append([]string{"train", "--model", "mlp", "--dataset", "synthetic"}, args...)
 		if _, se, code := runD500(t, bin, args...); code != 2 || !strings.Contains(se, args[5]) {
 			t.Errorf("d500 %v: exit %d, want 2 and a message naming %s:\n%s", args, code, args[5], se)
+		}
+	}
+}
+
+// --batchnorm batch (the default) trains BatchNormalization on batch
+// statistics and moves its running statistics; the saved model keeps the
+// inference form with those statistics. --batchnorm frozen leaves them.
+func TestD500TrainBatchNorm(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	runningMeans := func(mode string) map[string][]float32 {
+		out := filepath.Join(dir, mode+".onnx")
+		so, se, code := runD500(t, bin, "train", "--model", "resnet8", "--dataset", "synthetic:classes=4,n=64,test=16,shape=3x32x32",
+			"--batchnorm", mode, "--steps", "3", "--batch", "16", "--save-model", out)
+		if code != 0 {
+			t.Fatalf("--batchnorm %s: exit %d\n%s%s", mode, code, so, se)
+		}
+		if !strings.Contains(so, "test accuracy") {
+			t.Errorf("--batchnorm %s: no evaluation:\n%s", mode, so)
+		}
+		m, err := onnx.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range m.Graph.Nodes {
+			if n.OpType == "BatchNormalization" && (len(n.Outputs) != 1 || n.Attr("training_mode") != nil) {
+				t.Errorf("--batchnorm %s: saved node %s is not in inference form: outputs %v", mode, n.Name, n.Outputs)
+			}
+		}
+		means := map[string][]float32{}
+		for _, in := range m.Graph.Initializers {
+			if strings.HasSuffix(in.Name, ".running_mean") {
+				means[in.Name] = in.Tensor.Float32s()
+			}
+		}
+		if len(means) == 0 {
+			t.Fatal("resnet8 has no running means")
+		}
+		return means
+	}
+	for name, v := range runningMeans("batch") {
+		if !slices.ContainsFunc(v, func(x float32) bool { return x != 0 }) {
+			t.Errorf("--batchnorm batch: %s stayed zero", name)
+		}
+	}
+	for name, v := range runningMeans("frozen") {
+		if slices.ContainsFunc(v, func(x float32) bool { return x != 0 }) {
+			t.Errorf("--batchnorm frozen: %s moved", name)
 		}
 	}
 }

@@ -68,16 +68,19 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	// Two networks from the same model and seed: identical weights.
-	a, err := newTrainingSetup(*modelSpec, *seed, kind, *backendName, *threads)
+	// BatchNormalization trains on batch statistics; the running ones,
+	// which only evaluation reads, are not compared.
+	so := setupOptions{model: *modelSpec, seed: *seed, loss: kind, backend: *backendName, threads: *threads, batchNorm: "batch"}
+	a, err := newTrainingSetup(so)
 	if err != nil {
 		return fail(err)
 	}
-	defer a.net.Close()
-	b, err := newTrainingSetup(*modelSpec, *seed, kind, *backendName, *threads)
+	defer a.Close()
+	b, err := newTrainingSetup(so)
 	if err != nil {
 		return fail(err)
 	}
-	defer b.net.Close()
+	defer b.Close()
 	optA := optimizer.NewDriver(a.net, a.loss, ruleA.rule, ruleA.hp.ClipNorm)
 	optB := optimizer.NewDriver(b.net, b.loss, ruleB.rule, ruleB.hp.ClipNorm)
 
@@ -100,7 +103,12 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	fmt.Fprintln(w, "step,param,l2_diff,loss_a,loss_b")
-	params := a.net.Params()
+	// The trainable parameters: frozen ones (running statistics) are
+	// not stepped by either optimizer.
+	var params []string
+	for _, pg := range a.net.Gradients(a.loss) {
+		params = append(params, pg.Param)
+	}
 	for step := 1; step <= *steps; step++ {
 		x, y, _, err := sampler.Next()
 		if errors.Is(err, io.EOF) { // a new epoch: the sampler reshuffles

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/deep500/deep500-go/backend"
@@ -19,7 +20,7 @@ import (
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx]"
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx]"
 
 // loadModel reads an ONNX file or builds a preset (a name without ".onnx"
 // that is not an existing file).
@@ -35,23 +36,60 @@ func loadModel(spec string, seed uint64) (*onnx.Model, error) {
 type trainingSetup struct {
 	net                         network.Network
 	input, output, loss, labels string
+	// With BatchNormalization in batch mode: the statistics to copy back
+	// after each step, and the inference-form network evaluations run on
+	// (nil when not asked for or not needed).
+	stats []network.RunningStat
+	eval  network.Network
 }
+
+// setupOptions say what newTrainingSetup builds.
+type setupOptions struct {
+	model   string // ONNX file or preset
+	seed    uint64 // of the preset's parameters
+	loss    network.LossKind
+	backend string
+	threads int
+	// batchNorm is "batch" (BatchNormalization trains on batch statistics
+	// and updates its running ones) or "frozen" (it keeps the model's
+	// mode: the presets' inference form, running statistics fixed).
+	batchNorm string
+	// eval also builds the network evaluations run on, when batch mode
+	// makes it differ from the training one.
+	eval bool
+}
+
+// batchNormModes are the values of --batchnorm.
+var batchNormModes = []string{"batch", "frozen"}
 
 // newTrainingSetup loads the model (file or preset), appends the loss of
 // kind to its first output with a new input of int64 class labels (one-hot
 // encoded inside the graph for the losses that compare tensors: see
-// network.AppendClassLoss), and builds it on the
-// backend. The presets' BatchNormalization runs in inference mode, so its
-// running statistics are frozen: the optimizer must leave them alone.
-func newTrainingSetup(modelSpec string, seed uint64, kind network.LossKind, backendName string, threads int) (*trainingSetup, error) {
-	m, err := loadModel(modelSpec, seed)
+// network.AppendClassLoss), and builds it on the backend. Running
+// statistics are never trained by the optimizer (they are frozen
+// parameters); in batch mode they follow the batches instead.
+func newTrainingSetup(o setupOptions) (*trainingSetup, error) {
+	build := func(training bool) (*onnx.Model, []network.RunningStat, error) {
+		m, err := loadModel(o.model, o.seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(m.Graph.Inputs) == 0 || len(m.Graph.Outputs) == 0 {
+			return nil, nil, fmt.Errorf("model %s has no input or no output", o.model)
+		}
+		var stats []network.RunningStat
+		if training && o.batchNorm == "batch" {
+			if stats, err = network.BatchNormTraining(m); err != nil {
+				return nil, nil, fmt.Errorf("%w (--batchnorm frozen trains it with fixed statistics)", err)
+			}
+		}
+		return m, stats, nil
+	}
+	m, stats, err := build(true)
 	if err != nil {
 		return nil, err
 	}
-	if len(m.Graph.Inputs) == 0 || len(m.Graph.Outputs) == 0 {
-		return nil, fmt.Errorf("model %s has no input or no output", modelSpec)
-	}
-	s := &trainingSetup{output: m.Graph.Outputs[0].Name}
+	s := &trainingSetup{output: m.Graph.Outputs[0].Name, stats: stats}
 	inits := map[string]bool{}
 	for _, in := range m.Graph.Initializers {
 		inits[in.Name] = true
@@ -62,15 +100,40 @@ func newTrainingSetup(modelSpec string, seed uint64, kind network.LossKind, back
 			break
 		}
 	}
-	if s.loss, err = network.AppendClassLoss(m, kind, s.output, ""); err != nil {
+	newNet := func(m *onnx.Model) (network.Network, string, error) {
+		loss, err := network.AppendClassLoss(m, o.loss, s.output, "")
+		if err != nil {
+			return nil, "", err
+		}
+		net, err := backend.New(o.backend, m, backend.Options{Threads: o.threads, Frozen: runner.BatchNormStats(m.Graph)})
+		if err != nil {
+			return nil, "", fmt.Errorf("%s backend: %w", o.backend, err)
+		}
+		return net, loss, nil
+	}
+	if s.net, s.loss, err = newNet(m); err != nil {
 		return nil, err
 	}
 	s.labels = m.Graph.Inputs[len(m.Graph.Inputs)-1].Name
-	s.net, err = backend.New(backendName, m, backend.Options{Threads: threads, Frozen: runner.BatchNormStats(m.Graph)})
-	if err != nil {
-		return nil, fmt.Errorf("%s backend: %w", backendName, err)
+	if o.eval && len(stats) > 0 {
+		em, _, err := build(false)
+		if err == nil {
+			s.eval, _, err = newNet(em)
+		}
+		if err != nil {
+			s.net.Close()
+			return nil, fmt.Errorf("evaluation network: %w", err)
+		}
 	}
 	return s, nil
+}
+
+// Close releases the networks.
+func (s *trainingSetup) Close() {
+	s.net.Close()
+	if s.eval != nil {
+		s.eval.Close()
+	}
 }
 
 // cmdTrain trains a model with a reference or native optimizer.
@@ -101,6 +164,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	distributed := fs.String("distributed", "", "distributed scheme (not available yet)")
 	saveModel := fs.String("save-model", "", "write the trained model to `OUT.onnx`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	batchNorm := fs.String("batchnorm", "batch", "BatchNormalization while training: batch (batch statistics, running ones updated, as PyTorch's train mode) or frozen (the model's own mode; the presets' running statistics stay fixed)")
 	lrSchedule := fs.String("lr-schedule", "", "learning-rate `SPEC`: "+runner.ScheduleSpecs+"; default constant")
 	testEvery := fs.Int("test-every", 0, "evaluate on the test set after every `N` steps (default: after each epoch)")
 	timeLimit := fs.Duration("time-limit", 0, "stop gracefully after the first step or evaluation past this wall time (e.g. 10m; 0: no limit)")
@@ -141,6 +205,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--target-accuracy is a fraction in [0, 1], got %g", *targetAcc)
 	case *testEvery < 0:
 		return usageError(fs, stderr, "--test-every must not be negative")
+	case !slices.Contains(batchNormModes, *batchNorm):
+		return usageError(fs, stderr, "--batchnorm must be batch or frozen, got %q", *batchNorm)
 	}
 	hp, err := optimizer.Defaults(*optName)
 	if err != nil {
@@ -166,12 +232,13 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 
-	setup, err := newTrainingSetup(*modelSpec, *seed, kind, *backendName, *threads)
+	setup, err := newTrainingSetup(setupOptions{model: *modelSpec, seed: *seed, loss: kind, backend: *backendName,
+		threads: *threads, batchNorm: *batchNorm, eval: true})
 	if err != nil {
 		return fail(err)
 	}
 	net, input, output, loss, labels := setup.net, setup.input, setup.output, setup.loss, setup.labels
-	defer net.Close()
+	defer setup.Close()
 
 	trainSet, testSet, err := runner.ParseSpec(*dataset)
 	if err != nil {
@@ -243,7 +310,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
 		Hyper: rule.(optimizer.Tunable).Hyperparameters(), Input: input, Labels: labels, Output: output, Loss: loss,
-		Schedule: schedule, Train: tr, Test: te, Epochs: *epochs, Steps: *steps, TestEvery: *testEvery, Listeners: listeners})
+		RunningStats: setup.stats, Eval: setup.eval, Schedule: schedule, Train: tr, Test: te, Epochs: *epochs, Steps: *steps, TestEvery: *testEvery, Listeners: listeners})
 	if err != nil {
 		return fail(err)
 	}
