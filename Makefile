@@ -12,7 +12,7 @@ STRICT ?=
 FUZZTIME ?= 10s
 OUT := out
 
-.PHONY: all setup build run test generate fuzz clean
+.PHONY: all setup build run test generate fuzz clean crosscheck-pytorch
 
 all: build
 
@@ -61,6 +61,20 @@ test: setup
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -timeout 45m ./...
+
+# Cross-framework check: LeNet trained for one epoch by d500 and by
+# PyTorch (Debian's python3-torch) from the same weights on the same
+# batches (file order); the per-step losses must agree over the first steps,
+# and both test accuracies are reported (out/crosscheck/report.txt).
+CROSSCHECK := $(OUT)/crosscheck
+crosscheck-pytorch: setup build
+	@scripts/setup-pytorch.sh
+	@mkdir -p $(CROSSCHECK)
+	bin/d500 model lenet --seed 1 -o $(CROSSCHECK)/lenet-init.onnx
+	bin/d500 train --model $(CROSSCHECK)/lenet-init.onnx --dataset fashion-mnist --epochs 1 --no-shuffle \
+		--optimizer adam --lr 0.001 --batch 64 --csv $(CROSSCHECK)/d500.csv
+	/usr/bin/python3 scripts/crosscheck/pytorch_lenet.py $(CROSSCHECK)/lenet-init.onnx $(CROSSCHECK)/d500.csv \
+		| tee $(CROSSCHECK)/report.txt
 
 generate: setup
 	$(GO) generate ./...
