@@ -15,26 +15,44 @@ import (
 //     shared counter, so work spreads over every core without a scheduler.
 //   - For each tile, K is walked in slices of gemmKC. The slice of A
 //     (gemmMC x gemmKC) and of B (gemmKC x gemmNC) are copied ("packed")
-//     into contiguous panels, 4 rows of A or 4 columns of B interleaved, so
-//     the inner loop reads both sequentially from L1/L2 whatever the
+//     into contiguous panels, mr rows of A or nr columns of B interleaved,
+//     so the inner loop reads both sequentially from L1/L2 whatever the
 //     transposes and leading dimensions were.
-//   - A 4x4 micro-kernel keeps 16 sums of C in registers across the K
-//     slice and touches C once per slice.
+//   - A micro-kernel keeps an mr x nr block of C in registers across the
+//     K slice and touches C once per slice: on amd64 with AVX2 and FMA,
+//     the assembly kernels of gemm_amd64.s (6x16 float32, 6x8 float64:
+//     twelve vector registers of sums); elsewhere the portable 4x4 kernel
+//     below, whose 16 sums the compiler keeps in registers.
 
 // floatElem is the set of types the blocked GEMM is written for.
 type floatElem interface{ float32 | float64 }
 
 const (
-	gemmMR = 4   // rows of C per micro-kernel call
-	gemmNR = 4   // columns of C per micro-kernel call
-	gemmMC = 64  // rows of a tile (multiple of gemmMR)
-	gemmNC = 256 // columns of a tile (multiple of gemmNR)
+	gemmMC = 96  // rows of a tile (a multiple of every kernel's mr)
+	gemmNC = 256 // columns of a tile (a multiple of every kernel's nr)
 	gemmKC = 256 // depth of a packed slice
 
 	// gemmParallelMin is the number of multiply-adds below which a GEMM
 	// runs on the calling goroutine: starting workers costs more.
 	gemmParallelMin = 64 * 64 * 64
 )
+
+// microKernel is a micro-kernel and the block of C it computes.
+type microKernel[T floatElem] struct {
+	mr, nr int // rows and columns of the block
+	// run adds alpha times the product of a packed panel of A (mr rows)
+	// and one of B (nr columns) over kc steps to the rows x cols valid
+	// part of the block of C at c (leading dimension ldc).
+	run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int)
+}
+
+// kernelFor picks the fastest micro-kernel for T on this machine.
+func kernelFor[T floatElem]() microKernel[T] {
+	if k, ok := asmKernel[T](); ok {
+		return k
+	}
+	return microKernel[T]{mr: 4, nr: 4, run: microKernel4x4[T]}
+}
 
 // matrix is a read-only view of a row-major matrix, possibly transposed:
 // element (i, j) is data[i*rowStep + j*colStep].
@@ -77,9 +95,10 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
-	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN,
-		packASize: roundUp(min(gemmMC, m), gemmMR) * min(gemmKC, k),
-		packBSize: roundUp(min(gemmNC, n), gemmNR) * min(gemmKC, k)}
+	kern := kernelFor[T]()
+	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern,
+		packASize: roundUp(min(gemmMC, m), kern.mr) * min(gemmKC, k),
+		packBSize: roundUp(min(gemmNC, n), kern.nr) * min(gemmKC, k)}
 	if threads <= 1 {
 		var next atomic.Int64
 		job.work(&next)
@@ -96,6 +115,7 @@ type gemmJob[T floatElem] struct {
 	c                    []T
 	ldc                  int
 	tiles, tilesN        int
+	kern                 microKernel[T]
 	packASize, packBSize int
 }
 
@@ -113,9 +133,9 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		mc, nc := min(gemmMC, j.m-i0), min(gemmNC, j.n-j0)
 		for p0 := 0; p0 < j.k; p0 += gemmKC {
 			kc := min(gemmKC, j.k-p0)
-			packPanelsA(*packA, j.a, i0, p0, mc, kc)
-			packPanelsB(*packB, j.b, p0, j0, kc, nc)
-			macroKernel(mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc)
+			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.mr)
+			packPanelsB(*packB, j.b, p0, j0, kc, nc, j.kern.nr)
+			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc)
 		}
 	}
 }
@@ -183,39 +203,51 @@ func scaleRows[T floatElem](m, n int, beta T, c []T, ldc int) {
 }
 
 // packPanelsA copies the mc x kc block of A at (i0, p0) into dst as panels
-// of gemmMR rows: panel r holds, for each p, the gemmMR values A[i, p]
-// side by side. Rows past the matrix are zero so the micro-kernel never
-// needs an edge case on its inputs.
-func packPanelsA[T floatElem](dst []T, a matrix[T], i0, p0, mc, kc int) {
-	for ir := 0; ir < mc; ir += gemmMR {
-		panel := dst[ir*kc : (ir+gemmMR)*kc]
-		rows := min(gemmMR, mc-ir)
-		for r := range gemmMR {
+// of mr rows: panel r holds, for each p, the mr values A[i, p] side by
+// side. Rows past the matrix are zero so the micro-kernel never needs an
+// edge case on its inputs.
+func packPanelsA[T floatElem](dst []T, a matrix[T], i0, p0, mc, kc, mr int) {
+	for ir := 0; ir < mc; ir += mr {
+		panel := dst[ir*kc : (ir+mr)*kc]
+		rows := min(mr, mc-ir)
+		for r := range mr {
 			if r >= rows {
 				for p := range kc {
-					panel[p*gemmMR+r] = 0
+					panel[p*mr+r] = 0
 				}
 				continue
 			}
 			base := (i0+ir+r)*a.rowStep + p0*a.colStep
+			if a.colStep == 1 {
+				for p, v := range a.data[base : base+kc] {
+					panel[p*mr+r] = v
+				}
+				continue
+			}
 			for p := range kc {
-				panel[p*gemmMR+r] = a.data[base+p*a.colStep]
+				panel[p*mr+r] = a.data[base+p*a.colStep]
 			}
 		}
 	}
 }
 
 // packPanelsB copies the kc x nc block of B at (p0, j0) into dst as panels
-// of gemmNR columns: panel c holds, for each p, the gemmNR values B[p, j]
-// side by side, zero-padded past the matrix.
-func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc int) {
-	for jr := 0; jr < nc; jr += gemmNR {
-		panel := dst[jr*kc : (jr+gemmNR)*kc]
-		cols := min(gemmNR, nc-jr)
+// of nr columns: panel c holds, for each p, the nr values B[p, j] side by
+// side, zero-padded past the matrix.
+func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : (jr+nr)*kc]
+		cols := min(nr, nc-jr)
 		for p := range kc {
 			base := (p0+p)*b.rowStep + (j0+jr)*b.colStep
-			out := panel[p*gemmNR : p*gemmNR+gemmNR]
-			for j := range gemmNR {
+			out := panel[p*nr : p*nr+nr]
+			if b.colStep == 1 {
+				// Rows of B are contiguous: copy them, then pad.
+				n := copy(out[:cols], b.data[base:base+cols])
+				clear(out[n:])
+				continue
+			}
+			for j := range nr {
 				if j < cols {
 					out[j] = b.data[base+j*b.colStep]
 				} else {
@@ -227,15 +259,28 @@ func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc int) {
 }
 
 // macroKernel multiplies a packed mc x kc block of A by a packed kc x nc
-// block of B and adds alpha times the product into C.
-func macroKernel[T floatElem](mc, nc, kc int, alpha T, packA, packB []T, c []T, ldc int) {
-	for jr := 0; jr < nc; jr += gemmNR {
-		pb := packB[jr*kc : (jr+gemmNR)*kc]
-		cols := min(gemmNR, nc-jr)
-		for ir := 0; ir < mc; ir += gemmMR {
-			pa := packA[ir*kc : (ir+gemmMR)*kc]
-			rows := min(gemmMR, mc-ir)
-			microKernel4x4(kc, alpha, pa, pb, c[ir*ldc+jr:], ldc, rows, cols)
+// block of B with the micro-kernel k and adds alpha times the product
+// into C.
+func macroKernel[T floatElem](k microKernel[T], mc, nc, kc int, alpha T, packA, packB []T, c []T, ldc int) {
+	for jr := 0; jr < nc; jr += k.nr {
+		pb := packB[jr*kc : (jr+k.nr)*kc]
+		cols := min(k.nr, nc-jr)
+		for ir := 0; ir < mc; ir += k.mr {
+			pa := packA[ir*kc : (ir+k.mr)*kc]
+			rows := min(k.mr, mc-ir)
+			k.run(kc, alpha, pa, pb, c[ir*ldc+jr:], ldc, rows, cols)
+		}
+	}
+}
+
+// addBlock adds alpha times the rows x cols valid part of a block of
+// sums (row-major, nr per row) to C.
+func addBlock[T floatElem](acc []T, nr int, alpha T, c []T, ldc, rows, cols int) {
+	for i := range rows {
+		row := c[i*ldc : i*ldc+cols]
+		sums := acc[i*nr : i*nr+cols]
+		for j := range row {
+			row[j] += alpha * sums[j]
 		}
 	}
 }
@@ -243,7 +288,7 @@ func macroKernel[T floatElem](mc, nc, kc int, alpha T, packA, packB []T, c []T, 
 // microKernel4x4 computes a 4x4 block of A*B over kc steps in 16 local
 // sums (which the compiler keeps in registers) and adds alpha times it to
 // the rows x cols valid part of C.
-func microKernel4x4[T floatElem](kc int, alpha T, pa, pb []T, c []T, ldc, rows, cols int) {
+func microKernel4x4[T floatElem](kc int, alpha T, pa, pb, c []T, ldc, rows, cols int) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 T
 	var c20, c21, c22, c23, c30, c31, c32, c33 T
 	pa, pb = pa[:kc*4], pb[:kc*4]

@@ -1,0 +1,56 @@
+//go:build amd64
+
+package native
+
+import "golang.org/x/sys/cpu"
+
+// useAsmKernels selects the AVX2/FMA micro-kernels of gemm_amd64.s when
+// the processor (and the operating system's saved state) has them. Tests
+// turn it off to check the portable kernel too.
+var useAsmKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// sgemmKernel6x16 and dgemmKernel6x8 store the 6×16 (float32) or 6×8
+// (float64) block of products of a packed A panel and a packed B panel
+// over kc steps to acc, row-major. They read exactly kc×6 values of pa
+// and kc×16 (kc×8) of pb.
+//
+//go:noescape
+func sgemmKernel6x16(kc int, pa, pb, acc *float32)
+
+//go:noescape
+func dgemmKernel6x8(kc int, pa, pb, acc *float64)
+
+// asmKernel returns the assembly micro-kernel for T, if this processor
+// runs it.
+func asmKernel[T floatElem]() (microKernel[T], bool) {
+	if !useAsmKernels {
+		return microKernel[T]{}, false
+	}
+	var k any
+	switch any(*new(T)).(type) {
+	case float32:
+		k = microKernel[float32]{mr: 6, nr: 16, run: sgemm6x16}
+	case float64:
+		k = microKernel[float64]{mr: 6, nr: 8, run: dgemm6x8}
+	}
+	return k.(microKernel[T]), true
+}
+
+func sgemm6x16(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int) {
+	var acc [6 * 16]float32
+	if kc > 0 {
+		// The kernel reads these ranges: check them once, here.
+		_, _ = pa[6*kc-1], pb[16*kc-1]
+		sgemmKernel6x16(kc, &pa[0], &pb[0], &acc[0])
+	}
+	addBlock(acc[:], 16, alpha, c, ldc, rows, cols)
+}
+
+func dgemm6x8(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int) {
+	var acc [6 * 8]float64
+	if kc > 0 {
+		_, _ = pa[6*kc-1], pb[8*kc-1]
+		dgemmKernel6x8(kc, &pa[0], &pb[0], &acc[0])
+	}
+	addBlock(acc[:], 8, alpha, c, ldc, rows, cols)
+}

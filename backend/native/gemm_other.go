@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package native
+
+// useAsmKernels is false: there are no assembly micro-kernels for this
+// architecture, and the portable one runs.
+var useAsmKernels = false
+
+func asmKernel[T floatElem]() (microKernel[T], bool) { return microKernel[T]{}, false }
