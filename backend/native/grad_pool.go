@@ -252,6 +252,9 @@ func (k *gradPoolKernel) run(slots []onnx.Value, g *gradState) error {
 }
 
 func gradPoolBackward[T floatElem](k *gradPoolKernel, chunks int, dx, x, y, dy []T) {
+	if gradPool2D(k, chunks, dx, x, dy) {
+		return
+	}
 	pl := k.pl
 	inSz, outSz := pl.g.inSize(), pl.g.outSize()
 	mode, p := k.fwd.mode, k.fwd.p

@@ -1,0 +1,74 @@
+package native
+
+// gradPool2D is the backward pass of 1-D and 2-D MaxPool and AveragePool,
+// the counterpart of pool2D: each window is read from the per-axis tables
+// of poolAxisTable instead of being listed position by position by the
+// N-D walker. It picks the same maximum as the walker (the first in
+// row-major window order, NaN winning) and divides averages by the same
+// count. It reports whether it applied.
+func gradPool2D[T floatElem](k *gradPoolKernel, chunks int, dx, x, dy []T) bool {
+	pl := k.pl
+	g := pl.g
+	mode := k.fwd.mode
+	if mode != poolMax && mode != poolAvg {
+		return false
+	}
+	switch len(g.in) {
+	case 1:
+		g = as2D(g)
+	case 2:
+	default:
+		return false
+	}
+	rows, cols := poolAxisTable(g, 0), poolAxisTable(g, 1)
+	H, W := g.in[0], g.in[1]
+	OH, OW := g.out[0], g.out[1]
+	dh, dw := g.dilations[0], g.dilations[1]
+	gradPoolParallel(pl.planes, chunks, func(_, lo, hi int) {
+		for plane := lo; plane < hi; plane++ {
+			src, dst := x[plane*H*W:(plane+1)*H*W], dx[plane*H*W:(plane+1)*H*W]
+			gy := dy[plane*OH*OW : (plane+1)*OH*OW]
+			for oh := range OH {
+				r := rows[oh]
+				for ow := range OW {
+					c := cols[ow]
+					grad := gy[oh*OW+ow]
+					if mode == poolMax {
+						best, bestOff := T(0), -1
+						for kh := r.lo; kh < r.hi; kh++ {
+							row := (r.start+kh*dh)*W + c.start
+							for kw := c.lo; kw < c.hi; kw++ {
+								off := row + kw*dw
+								if v := src[off]; bestOff < 0 || v > best || (v != v && best == best) {
+									best, bestOff = v, off
+								}
+							}
+						}
+						if bestOff >= 0 {
+							dst[bestOff] += grad
+						}
+						continue
+					}
+					cnt := 0
+					if r.hi > r.lo && c.hi > c.lo {
+						cnt = (r.hi - r.lo) * (c.hi - c.lo)
+					}
+					if pl.countPad {
+						cnt = r.pad * c.pad
+					}
+					if cnt == 0 {
+						continue
+					}
+					share := grad / T(cnt)
+					for kh := r.lo; kh < r.hi; kh++ {
+						row := (r.start+kh*dh)*W + c.start
+						for kw := c.lo; kw < c.hi; kw++ {
+							dst[row+kw*dw] += share
+						}
+					}
+				}
+			}
+		}
+	})
+	return true
+}
