@@ -28,12 +28,31 @@ const minRewriteOpset = 6
 // default-domain opset (a model of ai.onnx.ml operators only).
 const addedOpset = 13
 
+// inputForm is how a graph input reaches the session. onnxruntime_go
+// cannot make empty sequences or optional values, so those are made inside
+// the graph (SequenceEmpty, Optional) and the form depends on the feed:
+// the session is rebuilt when it changes.
+type inputForm int
+
+const (
+	formPlain       inputForm = iota
+	formRank1                 // a declared scalar, fed as shape [1] and reshaped inside
+	formEmptySeq              // an empty sequence, made by SequenceEmpty
+	formOptValue              // an optional holding a value, fed as the value and wrapped by Optional
+	formOptNone               // an empty optional, made by Optional
+	formOptEmptySeq           // an optional holding an empty sequence
+)
+
 // inputPlan says how a graph input is fed to the session.
 type inputPlan struct {
 	name    string // the graph's input
-	session string // the session's input name
-	asRank1 bool   // a declared scalar, fed as shape [1] and reshaped inside
+	session string // the session's input name; "" when made inside the graph
+	form    inputForm
 }
+
+// dummyInput is fed to a session whose graph has no input: onnxruntime_go
+// cannot run a session without one.
+const dummyInput = suffix + "unused"
 
 // outputPlan says how a value is read from the session's outputs.
 type outputPlan struct {
@@ -105,11 +124,11 @@ func defaultOpset(p *onnxpb.ModelProto) int64 {
 }
 
 // sessionGraph returns the model the session is built from: base with the
-// outputs replaced by those the plan reads, and the nodes that feed scalar
-// inputs and read outputs added. scalarInputs names the feedable inputs
-// declared rank 0; types gives what is known of each exposed value's type
+// outputs replaced by those the plan reads, and the nodes that make inputs
+// and read outputs added. forms says how each feedable input is fed (plain
+// when not listed); types gives what is known of each exposed value's type
 // (nil: nothing).
-func sessionGraph(base *onnxpb.ModelProto, feedable []string, scalarInputs map[string]bool, exposed []string, types map[string]*valueType) (*onnxpb.ModelProto, []inputPlan, []outputPlan, error) {
+func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]inputForm, exposed []string, types map[string]*valueType) (*onnxpb.ModelProto, []inputPlan, []outputPlan, error) {
 	p := proto.Clone(base).(*onnxpb.ModelProto)
 	g := p.Graph
 	opset := defaultOpset(p)
@@ -121,24 +140,62 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, scalarInputs map[s
 
 	var pre, post []*onnxpb.NodeProto
 	var inputs []inputPlan
+	var keptInputs []*onnxpb.ValueInfoProto
 	for _, vi := range g.Input {
 		name := vi.GetName()
 		if !contains(feedable, name) {
+			keptInputs = append(keptInputs, vi)
 			continue
 		}
-		in := inputPlan{name: name, session: name}
-		if rewrite && scalarInputs[name] {
+		in := inputPlan{name: name, session: name, form: forms[name]}
+		if !rewrite {
+			in.form = formPlain
+		}
+		switch in.form {
+		case formRank1:
 			in.session = name + suffix + "in"
-			in.asRank1 = true
 			vi.Name = proto.String(in.session)
 			if tt := vi.GetType().GetTensorType(); tt != nil {
 				tt.Shape = &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 1}}}}
 			}
 			shape := name + suffix + "scalar_shape"
 			pre = append(pre, constantInt64s(shape, nil), node("Reshape", []string{in.session, shape}, name))
+		case formEmptySeq:
+			in.session = ""
+			pre = append(pre, sequenceEmpty(vi.GetType().GetSequenceType().GetElemType(), name))
+		case formOptValue:
+			in.session = name + suffix + "in"
+			inner := vi.GetType().GetOptionalType().GetElemType()
+			vi = &onnxpb.ValueInfoProto{Name: proto.String(in.session), Type: inner}
+			pre = append(pre, node("Optional", []string{in.session}, name))
+		case formOptNone:
+			in.session = ""
+			n := node("Optional", nil, name)
+			n.Attribute = []*onnxpb.AttributeProto{{Name: proto.String("type"), Type: onnxpb.AttributeProto_TYPE_PROTO.Enum(), Tp: vi.GetType().GetOptionalType().GetElemType()}}
+			pre = append(pre, n)
+		case formOptEmptySeq:
+			in.session = ""
+			seq := name + suffix + "seq"
+			pre = append(pre, sequenceEmpty(vi.GetType().GetOptionalType().GetElemType().GetSequenceType().GetElemType(), seq),
+				node("Optional", []string{seq}, name))
+		}
+		if in.session != "" {
+			keptInputs = append(keptInputs, vi)
 		}
 		inputs = append(inputs, in)
 	}
+	hasSessionInput := false
+	for _, in := range inputs {
+		hasSessionInput = hasSessionInput || in.session != ""
+	}
+	if !hasSessionInput {
+		keptInputs = append(keptInputs, &onnxpb.ValueInfoProto{Name: proto.String(dummyInput), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
+			ElemType: proto.Int32(int32(onnx.Float)),
+			Shape:    &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 1}}}},
+		}}}})
+		inputs = append(inputs, inputPlan{session: dummyInput})
+	}
+	g.Input = keptInputs
 
 	var outs []*onnxpb.ValueInfoProto
 	declared := map[string]*onnxpb.ValueInfoProto{}
@@ -230,5 +287,15 @@ func constantInt64s(name string, vals []int64) *onnxpb.NodeProto {
 	n := node("Constant", nil, name)
 	t := &onnxpb.TensorProto{Dims: []int64{int64(len(vals))}, DataType: proto.Int32(int32(onnx.Int64)), Int64Data: vals}
 	n.Attribute = []*onnxpb.AttributeProto{{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: t}}
+	return n
+}
+
+// sequenceEmpty makes an empty sequence of the element type of a
+// seq(tensor(T)) type (float when the type does not say).
+func sequenceEmpty(elem *onnxpb.TypeProto, out string) *onnxpb.NodeProto {
+	n := node("SequenceEmpty", nil, out)
+	if dt := elem.GetTensorType().GetElemType(); dt != 0 {
+		n.Attribute = []*onnxpb.AttributeProto{{Name: proto.String("dtype"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(int64(dt))}}
+	}
 	return n
 }

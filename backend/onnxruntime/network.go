@@ -36,7 +36,7 @@ type net struct {
 	initIdx  map[string]int     // initializer name to index in base.Graph.Initializer
 	threads  int
 	feedable []string // graph inputs without an initializer default, in order
-	scalars  map[string]bool
+	forms    map[string]inputForm // how each feedable input reached the current session
 	declared map[string]*onnx.TypeInfo
 	params   []string
 	values   map[string]*onnx.Tensor // current initializer values (params and constants)
@@ -76,7 +76,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		base:     base,
 		initIdx:  map[string]int{},
 		threads:  opts.Threads,
-		scalars:  map[string]bool{},
+		forms:    map[string]inputForm{},
 		declared: map[string]*onnx.TypeInfo{},
 		values:   map[string]*onnx.Tensor{},
 		known:    map[string]bool{},
@@ -104,10 +104,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		}
 		n.feedable = append(n.feedable, vi.Name)
 		if t := vi.Type; t != nil && t.Kind == onnx.TensorKind && t.HasShape && len(t.Shape) == 0 {
-			n.scalars[vi.Name] = true
-		}
-		if t := vi.Type; t != nil && t.Kind == onnx.OptionalKind {
-			return nil, network.Unsupportedf("onnxruntime: input %q is an optional value, which onnxruntime_go cannot make", vi.Name)
+			n.forms[vi.Name] = formRank1
 		}
 	}
 	for _, nd := range g.Nodes {
@@ -180,7 +177,7 @@ func (n *net) rebuild() error {
 			types[e] = n.ortTypes[e]
 		}
 	}
-	p, ins, outs, err := sessionGraph(n.base, n.feedable, n.scalars, exposed, types)
+	p, ins, outs, err := sessionGraph(n.base, n.feedable, n.forms, exposed, types)
 	if err != nil {
 		return fmt.Errorf("onnxruntime: %w", err)
 	}
@@ -188,9 +185,11 @@ func (n *net) rebuild() error {
 	if err != nil {
 		return fmt.Errorf("onnxruntime: serializing the model: %w", err)
 	}
-	inNames := make([]string, len(ins))
-	for i, in := range ins {
-		inNames[i] = in.session
+	var inNames []string
+	for _, in := range ins {
+		if in.session != "" {
+			inNames = append(inNames, in.session)
+		}
 	}
 	var outNames []string
 	for _, o := range outs {
@@ -313,6 +312,21 @@ func (n *net) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value, err
 // run runs the session, rebuilding it first if it is stale, and keeps every
 // exposed value for Fetch.
 func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
+	vals := make(map[string]onnx.Value, len(n.feedable))
+	for _, name := range n.feedable {
+		v, ok := feeds[name]
+		if !ok {
+			v = n.held[name]
+		}
+		if v == nil {
+			return nil, fmt.Errorf("onnxruntime: missing feed for input %q (%v)", name, n.declared[name])
+		}
+		vals[name] = v
+		if f := formOf(n.declared[name], v); f != n.forms[name] {
+			n.forms[name] = f
+			n.stale = true
+		}
+	}
 	if n.stale || n.sess == nil {
 		if err := n.rebuild(); err != nil {
 			return nil, err
@@ -320,27 +334,27 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	}
 	var keep ortValues
 	defer keep.destroy()
-	inputs := make([]ort.Value, len(n.inPlans))
-	for i, in := range n.inPlans {
-		v, ok := feeds[in.name]
-		if !ok {
-			v = n.held[in.name]
+	var inputs []ort.Value
+	for _, in := range n.inPlans {
+		if in.session == "" {
+			continue
 		}
-		if v == nil {
-			return nil, fmt.Errorf("onnxruntime: missing feed for input %q (%v)", in.name, n.declared[in.name])
-		}
-		if in.asRank1 {
-			t, ok := v.(*onnx.Tensor)
-			if !ok || len(t.Shape) != 0 {
-				return nil, fmt.Errorf("onnxruntime: input %q: the graph declares a scalar tensor, got %s", in.name, onnx.DescribeValue(v))
-			}
+		v := vals[in.name]
+		switch in.form {
+		case formRank1:
+			t := v.(*onnx.Tensor)
 			v = &onnx.Tensor{Type: t.Type, Shape: []int{1}, Data: t.Data}
+		case formOptValue:
+			v = v.(*onnx.Optional).Value
+		}
+		if in.session == dummyInput {
+			v = onnx.FromSlice([]float32{0}, 1)
 		}
 		ov, err := toORT(v, &keep)
 		if err != nil {
 			return nil, fmt.Errorf("onnxruntime: input %q: %w", in.name, err)
 		}
-		inputs[i] = ov
+		inputs = append(inputs, ov)
 	}
 	outNames := 0
 	index := map[string]int{}
@@ -353,7 +367,7 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 		}
 	}
 	outputs := make([]ort.Value, outNames)
-	err := n.sess.Run(inputs, outputs)
+	err := safeRun(n.sess, inputs, outputs)
 	for _, o := range outputs {
 		keep.add(o)
 	}
@@ -602,4 +616,39 @@ func (n *net) Close() error {
 	n.destroySession()
 	n.last, n.lastFeeds, n.held = nil, nil, nil
 	return nil
+}
+
+// formOf says how a fed value must reach the session (see inputForm).
+func formOf(declared *onnx.TypeInfo, v onnx.Value) inputForm {
+	switch v := v.(type) {
+	case *onnx.Tensor:
+		if declared != nil && declared.Kind == onnx.TensorKind && declared.HasShape && len(declared.Shape) == 0 && len(v.Shape) == 0 {
+			return formRank1
+		}
+	case *onnx.Sequence:
+		if len(v.Values) == 0 {
+			return formEmptySeq
+		}
+	case *onnx.Optional:
+		switch inner := v.Value.(type) {
+		case nil:
+			return formOptNone
+		case *onnx.Sequence:
+			if len(inner.Values) == 0 {
+				return formOptEmptySeq
+			}
+		}
+		return formOptValue
+	}
+	return formPlain
+}
+
+// safeRun runs the session; a panic inside onnxruntime_go becomes an error.
+func safeRun(s *ort.DynamicAdvancedSession, inputs, outputs []ort.Value) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in onnxruntime_go: %v", r)
+		}
+	}()
+	return s.Run(inputs, outputs)
 }
