@@ -35,7 +35,7 @@ type net struct {
 	base     *onnxpb.ModelProto // the model; its initializers follow Feed
 	initIdx  map[string]int     // initializer name to index in base.Graph.Initializer
 	threads  int
-	feedable []string // graph inputs without an initializer default, in order
+	feedable []string             // graph inputs without an initializer default, in order
 	forms    map[string]inputForm // how each feedable input reached the current session
 	declared map[string]*onnx.TypeInfo
 	params   []string
