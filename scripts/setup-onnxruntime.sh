@@ -9,8 +9,27 @@
 #                 (default /usr/local/lib/deep500/libonnxruntime.so.1, the
 #                 backend's default path)
 #
-# Idempotent: it does nothing when the library is already there.
+# ONNX Runtime's StringNormalizer builds the en_US.UTF-8 locale (its
+# default), so the locale is generated too (Debian's locales package).
+#
+# Idempotent: each step first checks whether it is needed.
 set -euo pipefail
+
+if ! locale -a 2>/dev/null | grep -qix 'en_US.utf-\?8'; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup-onnxruntime: need root or sudo to generate the en_US.UTF-8 locale" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  if ! command -v locale-gen >/dev/null; then
+    "${sudo[@]}" apt-get update
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends locales
+  fi
+  echo "setup: generating the en_US.UTF-8 locale"
+  "${sudo[@]}" sed -i 's/^# *en_US.UTF-8 UTF-8/en_US.UTF-8 UTF-8/' /etc/locale.gen
+  grep -q '^en_US.UTF-8 UTF-8' /etc/locale.gen || echo 'en_US.UTF-8 UTF-8' | "${sudo[@]}" tee -a /etc/locale.gen >/dev/null
+  "${sudo[@]}" locale-gen >/dev/null
+fi
 
 version=${ORT_VERSION:-1.30.0}
 dest=${ORT_LIB:-/usr/local/lib/deep500/libonnxruntime.so.1}
