@@ -45,15 +45,15 @@ var runtimeEnv struct {
 func ensureEnv(path string) error {
 	runtimeEnv.mu.Lock()
 	defer runtimeEnv.mu.Unlock()
+	if _, err := os.Stat(path); err != nil {
+		return fmt.Errorf("onnxruntime: the ONNX Runtime library %s is missing (install it with `make onnxruntime`, or set %s or the backend setting %q to its path): %w",
+			path, EnvLibrary, SettingLibrary, err)
+	}
 	if runtimeEnv.path != "" {
 		if runtimeEnv.path != path {
 			return fmt.Errorf("onnxruntime: the process already loaded %s; cannot switch to %s", runtimeEnv.path, path)
 		}
 		return nil
-	}
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("onnxruntime: the ONNX Runtime library %s is missing (install it with `make onnxruntime`, or set %s or the backend setting %q to its path): %w",
-			path, EnvLibrary, SettingLibrary, err)
 	}
 	ort.SetSharedLibraryPath(path)
 	// Warnings (such as "initializer X appears in graph inputs") would be
