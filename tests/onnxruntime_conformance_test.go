@@ -2,11 +2,15 @@ package tests
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/deep500/deep500-go/backend"
 	_ "github.com/deep500/deep500-go/backend/onnxruntime"
 	"github.com/deep500/deep500-go/metrics"
+	"github.com/deep500/deep500-go/onnx"
 )
 
 // onnxruntimeNotPassing lists every case of the four suites that the
@@ -50,4 +54,46 @@ func TestOnnxruntimeConformance(t *testing.T) {
 		t.Errorf("onnxruntime passed %d cases, want at least %d", rep.Passed, onnxruntimeMinPassed)
 	}
 	checkNotPassingList(t, rep, onnxruntimeNotPassing)
+	checkOpsColumnAgrees(t, rep, cases)
+}
+
+// checkOpsColumnAgrees requires `d500 ops` to say "yes" for every operator
+// version of every case ONNX Runtime passed: the probe behind the column
+// must never deny what the conformance run saw working.
+func checkOpsColumnAgrees(t *testing.T, rep *metrics.Report, cases []metrics.Case) {
+	t.Helper()
+	b, err := backend.Get("onnxruntime")
+	if err != nil || b.Supports == nil {
+		t.Fatalf("onnxruntime backend without Supports: %v", err)
+	}
+	passed := map[string]bool{}
+	for _, r := range rep.Tests {
+		passed[r.Name] = r.Status == metrics.Passed
+	}
+	checked := map[string]bool{}
+	for _, c := range cases {
+		if !passed[c.Name] {
+			continue
+		}
+		m, err := onnx.Load(filepath.Join(c.Dir, metrics.ModelFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range m.Graph.Nodes {
+			if n.Op == nil || n.Op.SinceVersion() == 0 {
+				continue // a model-local function or an unknown operator
+			}
+			key := fmt.Sprintf("%s.%s-%d", n.Op.Domain(), n.Op.OpType(), n.Op.SinceVersion())
+			if checked[key] {
+				continue
+			}
+			checked[key] = true
+			if !b.Supports(n.Op.Domain(), n.Op.OpType(), n.Op.SinceVersion()) {
+				t.Errorf("d500 ops says onnxruntime lacks %s, but %s passed with it", key, c.Name)
+			}
+		}
+	}
+	if len(checked) < 100 {
+		t.Errorf("only %d operator versions checked", len(checked))
+	}
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	backend.Register(backend.Backend{Name: "onnxruntime", New: New})
+	backend.Register(backend.Backend{Name: "onnxruntime", New: New, Supports: Supports})
 }
 
 // errNoBackprop is the reason every gradient method gives.
