@@ -13,6 +13,7 @@ import (
 	_ "github.com/deep500/deep500-go/backend/native"
 	_ "github.com/deep500/deep500-go/backend/onnxruntime"
 	"github.com/deep500/deep500-go/metrics"
+	"github.com/deep500/deep500-go/models"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 )
@@ -129,4 +130,41 @@ func readFeeds(t *testing.T, dir string, g *onnx.Graph) map[string]onnx.Value {
 		feeds[in.Name] = v
 	}
 	return feeds
+}
+
+// The small model presets (the networks d500 train uses) run on every
+// backend with the same seeded input, a batch of 2, and must agree.
+func TestCrossBackendPresets(t *testing.T) {
+	for _, preset := range []string{"mlp", "lenet", "resnet8"} {
+		m, err := models.Preset(preset, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape := []int{2, 1, 28, 28}
+		if preset == "resnet8" {
+			shape = []int{2, 3, 32, 32}
+		}
+		x := onnx.NewTensor(onnx.Float, shape...)
+		for i := range x.Float32s() {
+			x.Float32s()[i] = float32((i*7919)%1000)/500 - 1
+		}
+		feeds := map[string]onnx.Value{"x": x}
+		var ref onnx.Value
+		for i, name := range crossBackends {
+			out, err := runOn(name, m, feeds)
+			if err != nil {
+				// The presets use common operators at opset DefaultOpset:
+				// every backend of the list must run them.
+				t.Errorf("%s on %s: %v", preset, name, err)
+				continue
+			}
+			if i == 0 {
+				ref = out["y"]
+				continue
+			}
+			if d := metrics.Compare(out["y"], ref, crossTolerance); !d.Equal() {
+				t.Errorf("%s: output y of %s differs from %s: %s", preset, name, crossBackends[0], d.Mismatch)
+			}
+		}
+	}
 }
