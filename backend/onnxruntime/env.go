@@ -46,7 +46,7 @@ func ensureEnv(path string) error {
 	runtimeEnv.mu.Lock()
 	defer runtimeEnv.mu.Unlock()
 	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("onnxruntime: the ONNX Runtime library %s is missing (install it with `make onnxruntime`, or set %s or the backend setting %q to its path): %w",
+		return fmt.Errorf("onnxruntime: the ONNX Runtime library %s is missing (install it with `make onnxruntime`, or point %s or d500's --backend-opt %s=PATH at it): %w",
 			path, EnvLibrary, SettingLibrary, err)
 	}
 	if runtimeEnv.path != "" {
