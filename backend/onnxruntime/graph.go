@@ -1,6 +1,8 @@
 package onnxruntime
 
 import (
+	"fmt"
+
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	onnxpb "github.com/deep500/deep500-go/onnx/pb"
@@ -60,6 +62,12 @@ type outputPlan struct {
 	value string        // the session output carrying its data
 	shape string        // when set, value is flattened and this output has the shape
 	cast  onnx.DataType // Float16 or BFloat16: value was cast to float32
+
+	// An optional value is read as a flag (OptionalHasElement, planned like
+	// a scalar output) and its content or, when empty, a stand-in of the
+	// same type (an If inside the graph), planned as above.
+	optional *onnx.TypeInfo // the optional's element type; nil for other values
+	has      *outputPlan
 }
 
 // valueType is what the plan needs to know of a value's type.
@@ -214,14 +222,35 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 			outs = append(outs, &onnxpb.ValueInfoProto{Name: proto.String(name)})
 		}
 	}
+	// readAs plans reading value name of type t through session outputs.
+	readAs := func(op *outputPlan, name string, t *valueType) {
+		op.value = name
+		if !rewrite || (t != nil && t.kind != onnx.TensorKind) {
+			return
+		}
+		src := name
+		if t != nil && (t.elem == onnx.Float16 || t.elem == onnx.BFloat16) {
+			op.cast = t.elem
+			src = name + suffix + "f32"
+			post = append(post, castNode(name, src, int64(onnx.Float)))
+		}
+		if t == nil || !t.rankKnow || t.rank == 0 {
+			m1 := name + suffix + "minus1"
+			op.value = name + suffix + "flat"
+			op.shape = name + suffix + "shape"
+			post = append(post, constantInt64s(m1, []int64{-1}),
+				node("Reshape", []string{src, m1}, op.value),
+				node("Shape", []string{name}, op.shape))
+		} else {
+			op.value = src
+		}
+	}
 	var plans []outputPlan
 	for _, name := range exposed {
 		t := types[name]
-		op := outputPlan{name: name, value: name}
+		op := outputPlan{name: name}
 		if t != nil {
 			switch t.kind {
-			case onnx.OptionalKind:
-				return nil, nil, nil, network.Unsupportedf("output %q is an optional value, which onnxruntime_go cannot read", name)
 			case onnx.SparseTensorKind:
 				return nil, nil, nil, network.Unsupportedf("output %q is a sparse tensor, which onnxruntime_go cannot read", name)
 			case onnx.TensorKind:
@@ -231,24 +260,33 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 				}
 			}
 		}
-		isTensor := t == nil || t.kind == onnx.TensorKind
-		if rewrite && isTensor {
-			src := name
-			if t != nil && (t.elem == onnx.Float16 || t.elem == onnx.BFloat16) {
-				op.cast = t.elem
-				src = name + suffix + "f32"
-				post = append(post, castNode(name, src, int64(onnx.Float)))
+		if t != nil && t.kind == onnx.OptionalKind {
+			inner := declared[name].GetType().GetOptionalType().GetElemType()
+			elem, err := onnx.TypeInfoFromProto(inner)
+			if inner == nil || err != nil || !rewrite || opset < 15 {
+				return nil, nil, nil, network.Unsupportedf("output %q is an optional value, which onnxruntime_go cannot read (and the model does not declare its type, or its opset is below 15)", name)
 			}
-			if t == nil || !t.rankKnow || t.rank == 0 {
-				m1 := name + suffix + "minus1"
-				op.value = name + suffix + "flat"
-				op.shape = name + suffix + "shape"
-				post = append(post, constantInt64s(m1, []int64{-1}),
-					node("Reshape", []string{src, m1}, op.value),
-					node("Shape", []string{name}, op.shape))
-			} else {
-				op.value = src
+			has := name + suffix + "has"
+			val := name + suffix + "val"
+			stand, err := emptyOf(inner, "else_out")
+			if err != nil {
+				return nil, nil, nil, network.Unsupportedf("output %q: %v", name, err)
 			}
+			post = append(post, node("OptionalHasElement", []string{name}, has), ifNode(has, val,
+				&onnxpb.GraphProto{Name: proto.String(val + "_then"), Node: []*onnxpb.NodeProto{node("OptionalGetElement", []string{name}, "then_out")},
+					Output: []*onnxpb.ValueInfoProto{{Name: proto.String("then_out"), Type: withoutShape(inner)}}},
+				&onnxpb.GraphProto{Name: proto.String(val + "_else"), Node: []*onnxpb.NodeProto{stand},
+					Output: []*onnxpb.ValueInfoProto{{Name: proto.String("else_out"), Type: withoutShape(inner)}}}))
+			hp := &outputPlan{name: has}
+			readAs(hp, has, &valueType{kind: onnx.TensorKind, elem: onnx.Bool, rankKnow: true})
+			op.has = hp
+			op.optional = elem
+			readAs(&op, val, typeOf(elem))
+			for _, s := range []string{hp.value, hp.shape} {
+				addOut(s)
+			}
+		} else {
+			readAs(&op, name, t)
 		}
 		addOut(op.value)
 		if op.shape != "" {
@@ -298,4 +336,38 @@ func sequenceEmpty(elem *onnxpb.TypeProto, out string) *onnxpb.NodeProto {
 		n.Attribute = []*onnxpb.AttributeProto{{Name: proto.String("dtype"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(int64(dt))}}
 	}
 	return n
+}
+
+func ifNode(cond, out string, then, els *onnxpb.GraphProto) *onnxpb.NodeProto {
+	n := node("If", []string{cond}, out)
+	n.Attribute = []*onnxpb.AttributeProto{
+		{Name: proto.String("then_branch"), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: then},
+		{Name: proto.String("else_branch"), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: els},
+	}
+	return n
+}
+
+// emptyOf makes a node whose output is an empty value of type t: an empty
+// sequence, or a tensor with no elements.
+func emptyOf(t *onnxpb.TypeProto, out string) (*onnxpb.NodeProto, error) {
+	switch {
+	case t.GetSequenceType() != nil:
+		return sequenceEmpty(t.GetSequenceType().GetElemType(), out), nil
+	case t.GetTensorType() != nil:
+		n := node("Constant", nil, out)
+		n.Attribute = []*onnxpb.AttributeProto{{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum(),
+			T: &onnxpb.TensorProto{Dims: []int64{0}, DataType: proto.Int32(t.GetTensorType().GetElemType())}}}
+		return n, nil
+	}
+	return nil, fmt.Errorf("no empty value of an optional's element type %v", t)
+}
+
+// withoutShape copies a type without its tensor shape: the two branches of
+// the If that reads an optional have different shapes.
+func withoutShape(t *onnxpb.TypeProto) *onnxpb.TypeProto {
+	c := proto.Clone(t).(*onnxpb.TypeProto)
+	if tt := c.GetTensorType(); tt != nil {
+		tt.Shape = nil
+	}
+	return c
 }

@@ -191,19 +191,13 @@ func (n *net) rebuild() error {
 			inNames = append(inNames, in.session)
 		}
 	}
-	var outNames []string
-	for _, o := range outs {
-		outNames = append(outNames, o.value)
-		if o.shape != "" {
-			outNames = append(outNames, o.shape)
-		}
-	}
+	outNames := sessionOutputs(outs)
 	opts, err := n.sessionOptions()
 	if err != nil {
 		return err
 	}
 	defer opts.Destroy()
-	sess, err := ort.NewDynamicAdvancedSessionWithONNXData(data, inNames, dedupe(outNames), opts)
+	sess, err := ort.NewDynamicAdvancedSessionWithONNXData(data, inNames, outNames, opts)
 	if err != nil {
 		// ONNX Runtime refuses a model for what it lacks (a kernel, a type,
 		// an opset) and for what is wrong with it, in one kind of error; a
@@ -234,16 +228,6 @@ func (n *net) inferTypes(names []string) error {
 		n.ortTypes[o.Name] = ortTypeOf(o)
 	}
 	return nil
-}
-
-func dedupe(names []string) []string {
-	var out []string
-	for _, s := range names {
-		if !contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 func (n *net) sessionOptions() (*ort.SessionOptions, error) {
@@ -356,17 +340,12 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 		}
 		inputs = append(inputs, ov)
 	}
-	outNames := 0
-	index := map[string]int{}
-	for _, o := range n.outPlans {
-		for _, s := range []string{o.value, o.shape} {
-			if _, ok := index[s]; s != "" && !ok {
-				index[s] = outNames
-				outNames++
-			}
-		}
+	names := sessionOutputs(n.outPlans)
+	index := make(map[string]int, len(names))
+	for i, s := range names {
+		index[s] = i
 	}
-	outputs := make([]ort.Value, outNames)
+	outputs := make([]ort.Value, len(names))
 	err := safeRun(n.sess, inputs, outputs)
 	for _, o := range outputs {
 		keep.add(o)
@@ -376,35 +355,9 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	}
 	all := make(map[string]onnx.Value, len(n.outPlans))
 	for _, o := range n.outPlans {
-		v, err := fromORT(outputs[index[o.value]])
+		v, err := readOutput(o, outputs, index)
 		if err != nil {
-			return nil, fmt.Errorf("onnxruntime: output %q: %w", o.name, err)
-		}
-		if o.shape != "" {
-			st, err := fromORT(outputs[index[o.shape]])
-			if err != nil {
-				return nil, fmt.Errorf("onnxruntime: shape of output %q: %w", o.name, err)
-			}
-			t, ok1 := v.(*onnx.Tensor)
-			s, ok2 := st.(*onnx.Tensor)
-			if !ok1 || !ok2 || s.Type != onnx.Int64 {
-				return nil, fmt.Errorf("onnxruntime: output %q: the flattened value or its shape is not a tensor", o.name)
-			}
-			shape := make([]int, len(s.Int64s()))
-			for i, d := range s.Int64s() {
-				shape[i] = int(d)
-			}
-			if onnx.NumElements(shape) != t.Len() {
-				return nil, fmt.Errorf("onnxruntime: output %q: %d elements for shape %v", o.name, t.Len(), shape)
-			}
-			t.Shape = shape
-		}
-		if o.cast != onnx.Undefined {
-			t, ok := v.(*onnx.Tensor)
-			if !ok || t.Type != onnx.Float {
-				return nil, fmt.Errorf("onnxruntime: output %q: its float32 copy is %s", o.name, onnx.DescribeValue(v))
-			}
-			v = narrow(t, o.cast)
+			return nil, err
 		}
 		all[o.name] = v
 	}
@@ -651,4 +604,80 @@ func safeRun(s *ort.DynamicAdvancedSession, inputs, outputs []ort.Value) (err er
 		}
 	}()
 	return s.Run(inputs, outputs)
+}
+
+// readOutput turns the session outputs of one plan back into the value.
+func readOutput(o outputPlan, outputs []ort.Value, index map[string]int) (onnx.Value, error) {
+	if o.optional != nil {
+		hv, err := readOutput(*o.has, outputs, index)
+		if err != nil {
+			return nil, err
+		}
+		h, ok := hv.(*onnx.Tensor)
+		if !ok || len(h.Bools()) != 1 {
+			return nil, fmt.Errorf("onnxruntime: output %q: its has-element flag is %s", o.name, onnx.DescribeValue(hv))
+		}
+		if !h.Bools()[0] {
+			return &onnx.Optional{Elem: o.optional}, nil
+		}
+		inner := o
+		inner.optional = nil
+		v, err := readOutput(inner, outputs, index)
+		if err != nil {
+			return nil, err
+		}
+		return &onnx.Optional{Elem: o.optional, Value: v}, nil
+	}
+	v, err := fromORT(outputs[index[o.value]])
+	if err != nil {
+		return nil, fmt.Errorf("onnxruntime: output %q: %w", o.name, err)
+	}
+	if o.shape != "" {
+		st, err := fromORT(outputs[index[o.shape]])
+		if err != nil {
+			return nil, fmt.Errorf("onnxruntime: shape of output %q: %w", o.name, err)
+		}
+		t, ok1 := v.(*onnx.Tensor)
+		s, ok2 := st.(*onnx.Tensor)
+		if !ok1 || !ok2 || s.Type != onnx.Int64 {
+			return nil, fmt.Errorf("onnxruntime: output %q: the flattened value or its shape is not a tensor", o.name)
+		}
+		shape := make([]int, len(s.Int64s()))
+		for i, d := range s.Int64s() {
+			shape[i] = int(d)
+		}
+		if onnx.NumElements(shape) != t.Len() {
+			return nil, fmt.Errorf("onnxruntime: output %q: %d elements for shape %v", o.name, t.Len(), shape)
+		}
+		t.Shape = shape
+	}
+	if o.cast != onnx.Undefined {
+		t, ok := v.(*onnx.Tensor)
+		if !ok || t.Type != onnx.Float {
+			return nil, fmt.Errorf("onnxruntime: output %q: its float32 copy is %s", o.name, onnx.DescribeValue(v))
+		}
+		v = narrow(t, o.cast)
+	}
+	return v, nil
+}
+
+// sessionOutputs lists the session's output names for plans, each once, in
+// the order the session is built and run with.
+func sessionOutputs(plans []outputPlan) []string {
+	var names []string
+	var add func(o *outputPlan)
+	add = func(o *outputPlan) {
+		if o.has != nil {
+			add(o.has)
+		}
+		for _, s := range []string{o.value, o.shape} {
+			if s != "" && !contains(names, s) {
+				names = append(names, s)
+			}
+		}
+	}
+	for i := range plans {
+		add(&plans[i])
+	}
+	return names
 }
