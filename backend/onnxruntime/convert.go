@@ -21,10 +21,18 @@ func (vs *ortValues) add(v ort.Value) ort.Value {
 func (vs *ortValues) destroy() {
 	for _, v := range *vs {
 		if v != nil {
-			v.Destroy()
+			destroyValue(v)
 		}
 	}
 	*vs = nil
+}
+
+// destroyValue destroys one value. When onnxruntime_go fails to convert an
+// output it leaves a typed nil pointer in the outputs slice, whose Destroy
+// panics; there is nothing to free then.
+func destroyValue(v ort.Value) {
+	defer func() { _ = recover() }()
+	v.Destroy()
 }
 
 // toORT converts a value to ONNX Runtime's. Numeric tensors share their

@@ -34,15 +34,25 @@ const addedOpset = 13
 // cannot make empty sequences or optional values, so those are made inside
 // the graph (SequenceEmpty, Optional) and the form depends on the feed:
 // the session is rebuilt when it changes.
-type inputForm int
+type inputForm struct {
+	kind formKind
+	n    int // formSeqScalars, formOptSeqScalars: the sequence's length
+}
+
+type formKind int
 
 const (
-	formPlain       inputForm = iota
-	formRank1                 // a declared scalar, fed as shape [1] and reshaped inside
-	formEmptySeq              // an empty sequence, made by SequenceEmpty
-	formOptValue              // an optional holding a value, fed as the value and wrapped by Optional
-	formOptNone               // an empty optional, made by Optional
-	formOptEmptySeq           // an optional holding an empty sequence
+	formPlain       formKind = iota
+	formRank1                // a declared scalar, fed as shape [1] and reshaped inside
+	formEmptySeq             // an empty sequence, made by SequenceEmpty
+	formOptValue             // an optional holding a value, fed as the value and wrapped by Optional
+	formOptNone              // an empty optional, made by Optional
+	formOptEmptySeq          // an optional holding an empty sequence
+	// A sequence of rank-0 tensors (onnxruntime_go cannot read back its
+	// elements): each is fed as [1], reshaped and joined by
+	// SequenceConstruct inside the graph.
+	formSeqScalars
+	formOptSeqScalars
 )
 
 // inputPlan says how a graph input is fed to the session.
@@ -50,6 +60,7 @@ type inputPlan struct {
 	name    string // the graph's input
 	session string // the session's input name; "" when made inside the graph
 	form    inputForm
+	elems   []string // formSeqScalars, formOptSeqScalars: the session inputs of the elements
 }
 
 // dummyInput is fed to a session whose graph has no input: onnxruntime_go
@@ -157,9 +168,9 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 		}
 		in := inputPlan{name: name, session: name, form: forms[name]}
 		if !rewrite {
-			in.form = formPlain
+			in.form = inputForm{}
 		}
-		switch in.form {
+		switch in.form.kind {
 		case formRank1:
 			in.session = name + suffix + "in"
 			vi.Name = proto.String(in.session)
@@ -186,6 +197,33 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 			seq := name + suffix + "seq"
 			pre = append(pre, sequenceEmpty(vi.GetType().GetOptionalType().GetElemType().GetSequenceType().GetElemType(), seq),
 				node("Optional", []string{seq}, name))
+		case formSeqScalars, formOptSeqScalars:
+			in.session = ""
+			seqType := vi.GetType().GetSequenceType()
+			if in.form.kind == formOptSeqScalars {
+				seqType = vi.GetType().GetOptionalType().GetElemType().GetSequenceType()
+			}
+			elemType := seqType.GetElemType().GetTensorType().GetElemType()
+			shape := name + suffix + "scalar_shape"
+			pre = append(pre, constantInt64s(shape, nil))
+			var parts []string
+			for i := range in.form.n {
+				fed := fmt.Sprintf("%s%se%d", name, suffix, i)
+				part := fed + "_scalar"
+				in.elems = append(in.elems, fed)
+				keptInputs = append(keptInputs, &onnxpb.ValueInfoProto{Name: proto.String(fed), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
+					ElemType: proto.Int32(elemType),
+					Shape:    &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{{Value: &onnxpb.TensorShapeProto_Dimension_DimValue{DimValue: 1}}}},
+				}}}})
+				pre = append(pre, node("Reshape", []string{fed, shape}, part))
+				parts = append(parts, part)
+			}
+			if in.form.kind == formSeqScalars {
+				pre = append(pre, node("SequenceConstruct", parts, name))
+			} else {
+				seq := name + suffix + "seq"
+				pre = append(pre, node("SequenceConstruct", parts, seq), node("Optional", []string{seq}, name))
+			}
 		}
 		if in.session != "" {
 			keptInputs = append(keptInputs, vi)
@@ -194,7 +232,7 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 	}
 	hasSessionInput := false
 	for _, in := range inputs {
-		hasSessionInput = hasSessionInput || in.session != ""
+		hasSessionInput = hasSessionInput || in.session != "" || len(in.elems) > 0
 	}
 	if !hasSessionInput {
 		keptInputs = append(keptInputs, &onnxpb.ValueInfoProto{Name: proto.String(dummyInput), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{

@@ -2,6 +2,7 @@ package onnxruntime
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/deep500/deep500-go/backend"
@@ -104,7 +105,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		}
 		n.feedable = append(n.feedable, vi.Name)
 		if t := vi.Type; t != nil && t.Kind == onnx.TensorKind && t.HasShape && len(t.Shape) == 0 {
-			n.forms[vi.Name] = formRank1
+			n.forms[vi.Name] = inputForm{kind: formRank1}
 		}
 	}
 	for _, nd := range g.Nodes {
@@ -187,6 +188,7 @@ func (n *net) rebuild() error {
 	}
 	var inNames []string
 	for _, in := range ins {
+		inNames = append(inNames, in.elems...)
 		if in.session != "" {
 			inNames = append(inNames, in.session)
 		}
@@ -320,11 +322,26 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	defer keep.destroy()
 	var inputs []ort.Value
 	for _, in := range n.inPlans {
+		if len(in.elems) > 0 {
+			seq, _ := vals[in.name].(*onnx.Sequence)
+			if o, ok := vals[in.name].(*onnx.Optional); ok {
+				seq, _ = o.Value.(*onnx.Sequence)
+			}
+			for i := range in.elems {
+				t := seq.Values[i].(*onnx.Tensor)
+				ov, err := toORT(&onnx.Tensor{Type: t.Type, Shape: []int{1}, Data: t.Data}, &keep)
+				if err != nil {
+					return nil, fmt.Errorf("onnxruntime: input %q, element %d: %w", in.name, i, err)
+				}
+				inputs = append(inputs, ov)
+			}
+			continue
+		}
 		if in.session == "" {
 			continue
 		}
 		v := vals[in.name]
-		switch in.form {
+		switch in.form.kind {
 		case formRank1:
 			t := v.(*onnx.Tensor)
 			v = &onnx.Tensor{Type: t.Type, Shape: []int{1}, Data: t.Data}
@@ -351,6 +368,12 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 		keep.add(o)
 	}
 	if err != nil {
+		if strings.Contains(err.Error(), "Error creating tensor from ort") && strings.Contains(err.Error(), "no dimensions") {
+			// A rank-0 tensor inside a sequence or map output: the session
+			// graph flattens the tensors it outputs, but cannot reach
+			// into containers.
+			return nil, network.Unsupportedf("onnxruntime: onnxruntime_go cannot read a rank-0 tensor inside a sequence or map output: %v", err)
+		}
 		return nil, fmt.Errorf("onnxruntime: %w", err)
 	}
 	all := make(map[string]onnx.Value, len(n.outPlans))
@@ -576,24 +599,41 @@ func formOf(declared *onnx.TypeInfo, v onnx.Value) inputForm {
 	switch v := v.(type) {
 	case *onnx.Tensor:
 		if declared != nil && declared.Kind == onnx.TensorKind && declared.HasShape && len(declared.Shape) == 0 && len(v.Shape) == 0 {
-			return formRank1
+			return inputForm{kind: formRank1}
 		}
 	case *onnx.Sequence:
 		if len(v.Values) == 0 {
-			return formEmptySeq
+			return inputForm{kind: formEmptySeq}
+		}
+		if allScalars(v) {
+			return inputForm{kind: formSeqScalars, n: len(v.Values)}
 		}
 	case *onnx.Optional:
 		switch inner := v.Value.(type) {
 		case nil:
-			return formOptNone
+			return inputForm{kind: formOptNone}
 		case *onnx.Sequence:
 			if len(inner.Values) == 0 {
-				return formOptEmptySeq
+				return inputForm{kind: formOptEmptySeq}
+			}
+			if allScalars(inner) {
+				return inputForm{kind: formOptSeqScalars, n: len(inner.Values)}
 			}
 		}
-		return formOptValue
+		return inputForm{kind: formOptValue}
 	}
-	return formPlain
+	return inputForm{}
+}
+
+// allScalars reports whether every element of a sequence is a rank-0
+// tensor.
+func allScalars(s *onnx.Sequence) bool {
+	for _, e := range s.Values {
+		if t, ok := e.(*onnx.Tensor); !ok || len(t.Shape) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // safeRun runs the session; a panic inside onnxruntime_go becomes an error.

@@ -293,3 +293,47 @@ func TestUnsupportedOperatorIsErrUnsupported(t *testing.T) {
 		t.Fatalf("New of an opset-6 Add: %v, want ErrUnsupported naming Add(6)", err)
 	}
 }
+
+// A sequence of scalars is fed element by element (onnxruntime_go cannot
+// read such a sequence back when it makes one), and an empty sequence is
+// made inside the graph; each shape of feed gets its own session.
+func TestSequenceFeeds(t *testing.T) {
+	seqType := &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SequenceType{SequenceType: &onnxpb.TypeProto_Sequence{ElemType: tensorType(onnx.Float)}}}
+	g := &onnxpb.GraphProto{
+		Name: proto.String("seq"),
+		Node: []*onnxpb.NodeProto{
+			nodeP("SequenceLength", []string{"s"}, []string{"n"}),
+			nodeP("SequenceInsert", []string{"s", "x"}, []string{"s2"}),
+			nodeP("SequenceAt", []string{"s2", "pos"}, []string{"e"}),
+		},
+		Initializer: []*onnxpb.TensorProto{initializer(t, "pos", onnx.Scalar(int64(-1)))},
+		Input:       []*onnxpb.ValueInfoProto{vi("s", seqType), vi("x", tensorType(onnx.Float))},
+		Output:      []*onnxpb.ValueInfoProto{vi("n", tensorType(onnx.Int64)), vi("e", tensorType(onnx.Float))},
+	}
+	n := newNet(t, buildModel(t, g, 13), backend.Options{})
+	scalars := func(v ...float32) *onnx.Sequence {
+		s := &onnx.Sequence{Elem: &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: onnx.Float}}
+		for _, x := range v {
+			s.Values = append(s.Values, onnx.Scalar(x))
+		}
+		return s
+	}
+	for _, c := range []struct {
+		seq  *onnx.Sequence
+		want int64
+	}{
+		{scalars(1.5, 2.5, 3.5), 3},
+		{scalars(), 0},
+		{scalars(4), 1},
+		{&onnx.Sequence{Values: []onnx.Value{onnx.FromSlice([]float32{1, 2}, 2)}}, 1},
+	} {
+		out, err := n.Inference(map[string]onnx.Value{"s": c.seq, "x": onnx.Scalar(float32(9))})
+		if err != nil {
+			t.Fatalf("sequence of %d: %v", len(c.seq.Values), err)
+		}
+		wantFloats(t, "e", out["e"], []int{}, []float32{9})
+		if nt, ok := out["n"].(*onnx.Tensor); !ok || len(nt.Shape) != 0 || nt.Int64s()[0] != c.want {
+			t.Errorf("SequenceLength of %d elements = %s", len(c.seq.Values), onnx.DescribeValue(out["n"]))
+		}
+	}
+}
