@@ -2,6 +2,7 @@ package onnxruntime
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 
@@ -14,7 +15,13 @@ import (
 )
 
 func init() {
-	backend.Register(backend.Backend{Name: "onnxruntime", New: New, Supports: Supports})
+	b := backend.Backend{Name: "onnxruntime", New: New}
+	// Without the library the probe cannot ask ONNX Runtime anything; the
+	// ops table then says "?" rather than "no" for every operator.
+	if _, err := os.Stat(LibraryPath(backend.Options{})); err == nil {
+		b.Supports = Supports
+	}
+	backend.Register(b)
 }
 
 // errNoBackprop is the reason every gradient method gives.

@@ -337,3 +337,49 @@ func TestSequenceFeeds(t *testing.T) {
 		}
 	}
 }
+
+// ZipMap's output, a sequence of maps, converts back to onnx.Map values.
+func TestMapOutputs(t *testing.T) {
+	mapType := &onnxpb.TypeProto{Value: &onnxpb.TypeProto_MapType{MapType: &onnxpb.TypeProto_Map{KeyType: proto.Int32(int32(onnx.Int64)), ValueType: tensorType(onnx.Float)}}}
+	zip := nodeP("ZipMap", []string{"x"}, []string{"z"}, &onnxpb.AttributeProto{Name: proto.String("classlabels_int64s"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{10, 20}})
+	zip.Domain = proto.String("ai.onnx.ml")
+	g := &onnxpb.GraphProto{
+		Name:   proto.String("zip"),
+		Node:   []*onnxpb.NodeProto{zip},
+		Input:  []*onnxpb.ValueInfoProto{vi("x", tensorType(onnx.Float, 2, 2))},
+		Output: []*onnxpb.ValueInfoProto{vi("z", &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SequenceType{SequenceType: &onnxpb.TypeProto_Sequence{ElemType: mapType}}})},
+	}
+	p := &onnxpb.ModelProto{IrVersion: proto.Int64(8), Graph: g, OpsetImport: []*onnxpb.OperatorSetIdProto{
+		{Domain: proto.String(""), Version: proto.Int64(13)}, {Domain: proto.String("ai.onnx.ml"), Version: proto.Int64(1)}}}
+	data, err := proto.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := onnx.Decode(data, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := newNet(t, m, backend.Options{})
+	out, err := n.Inference(map[string]onnx.Value{"x": onnx.FromSlice([]float32{0.25, 0.75, 0.5, 0.5}, 2, 2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq, ok := out["z"].(*onnx.Sequence)
+	if !ok || len(seq.Values) != 2 {
+		t.Fatalf("z = %s, want a sequence of 2 maps", onnx.DescribeValue(out["z"]))
+	}
+	want := [][]float32{{0.25, 0.75}, {0.5, 0.5}}
+	for i, v := range seq.Values {
+		mv, ok := v.(*onnx.Map)
+		if !ok || len(mv.Keys.Int64s()) != 2 || len(mv.Values.Values) != 2 {
+			t.Fatalf("z[%d] = %s, want a map of 2", i, onnx.DescribeValue(v))
+		}
+		got := map[int64]float32{}
+		for j, k := range mv.Keys.Int64s() {
+			got[k] = mv.Values.Values[j].(*onnx.Tensor).Float32s()[0]
+		}
+		if got[10] != want[i][0] || got[20] != want[i][1] {
+			t.Errorf("z[%d] = %v, want 10:%v 20:%v", i, got, want[i][0], want[i][1])
+		}
+	}
+}
