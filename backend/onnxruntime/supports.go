@@ -116,7 +116,8 @@ func trySession(data []byte, m *onnxpb.ModelProto) (ok, retry bool) {
 	}
 	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "Exception during initialization"):
+	case strings.Contains(msg, "Exception during initialization") &&
+		(strings.Contains(msg, "OpKernelInfo") || strings.Contains(msg, "op_node_proto_helper") || strings.Contains(msg, "/providers/")):
 		// The kernel was found and its constructor ran (and disliked
 		// the probe's attributes): ONNX Runtime has it.
 		return true, false
