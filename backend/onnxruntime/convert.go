@@ -101,6 +101,9 @@ func stackScalars(s *onnx.Sequence) (*onnx.Tensor, error) {
 		return nil, network.Unsupportedf("map values that are not tensors")
 	}
 	out := onnx.NewTensor(first.Type, len(s.Values))
+	if sliceAt(out.Data, 0) == nil {
+		return nil, network.Unsupportedf("map values of type %v (ONNX Runtime's maps hold float, double, int64 or string)", first.Type)
+	}
 	for i, e := range s.Values {
 		t, ok := e.(*onnx.Tensor)
 		if !ok || t.Type != first.Type || t.Len() != 1 {
@@ -111,7 +114,7 @@ func stackScalars(s *onnx.Sequence) (*onnx.Tensor, error) {
 	return out, nil
 }
 
-// sliceAt returns data[i:] for the backing slices maps use.
+// sliceAt returns data[i:] for the backing slices maps use, nil for others.
 func sliceAt(data any, i int) any {
 	switch d := data.(type) {
 	case []float32:
@@ -331,7 +334,7 @@ func fromORT(v ort.Value) (onnx.Value, error) {
 		}
 		kt, ok1 := k.(*onnx.Tensor)
 		vt, ok2 := vals.(*onnx.Tensor)
-		if !ok1 || !ok2 {
+		if !ok1 || !ok2 || (vt.Len() > 0 && sliceAt(vt.Data, 0) == nil) {
 			return nil, network.Unsupportedf("a map whose keys or values are not tensors")
 		}
 		return &onnx.Map{Keys: kt, Values: splitScalars(vt)}, nil

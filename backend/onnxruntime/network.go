@@ -432,7 +432,9 @@ func (n *net) Gradients(string) []network.ParamGrad { return nil }
 // Fetch returns the current values of the named values: parameters and
 // constants, inputs set with Feed, and any value of the last run. A value
 // the session did not output is made an output (the session is rebuilt) and
-// the last run's feeds are run again to compute it.
+// the last run's feeds, as the caller passed them, are run again to compute
+// it; for a graph with random operators that second run draws new numbers.
+// AddOutput before the run avoids both.
 func (n *net) Fetch(names ...string) ([]onnx.Value, error) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
