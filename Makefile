@@ -12,12 +12,16 @@ STRICT ?=
 FUZZTIME ?= 10s
 OUT := out
 
-.PHONY: all setup build run test generate fuzz clean crosscheck-pytorch
+.PHONY: all setup onnxruntime build run test generate fuzz clean crosscheck-pytorch
 
 all: build
 
 setup:
 	@scripts/setup.sh
+
+# The ONNX Runtime library of backend/onnxruntime (setup runs it too).
+onnxruntime:
+	@scripts/setup-onnxruntime.sh
 
 build:
 	$(GO) build -o bin/d500 ./cmd/d500

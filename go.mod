@@ -3,6 +3,7 @@ module github.com/deep500/deep500-go
 go 1.26.8
 
 require (
+	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/sys v0.49.0
 	gonum.org/v1/plot v0.17.0
 	google.golang.org/protobuf v1.36.12

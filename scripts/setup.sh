@@ -45,3 +45,6 @@ if [ "$have" != "$protoc_gen_go_version" ]; then
   echo "setup: installing protoc-gen-go $protoc_gen_go_version"
   go install "google.golang.org/protobuf/cmd/protoc-gen-go@$protoc_gen_go_version"
 fi
+
+# The ONNX Runtime shared library of the onnxruntime backend.
+scripts/setup-onnxruntime.sh

@@ -38,7 +38,7 @@ func checkNotPassingList(t *testing.T, rep *metrics.Report, path string) {
 	}
 	if *update {
 		old, _ := readNotPassing(path)
-		if err := writeNotPassing(path, got, old); err != nil {
+		if err := writeNotPassing(path, rep.Backend, got, old); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("wrote %s: %d cases", path, len(got))
@@ -99,15 +99,15 @@ func readNotPassing(path string) (map[string]listed, error) {
 	return out, sc.Err()
 }
 
-func writeNotPassing(path string, results map[string]metrics.Result, old map[string]listed) error {
+func writeNotPassing(path, backendName string, results map[string]metrics.Result, old map[string]listed) error {
 	names := make([]string, 0, len(results))
 	for n := range results {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	var b strings.Builder
-	b.WriteString("# Conformance cases the native backend does not pass, with the reason.\n")
-	b.WriteString("# Kept exact by tests/conformance_test.go; regenerate with: go test ./tests -run Conformance -update\n")
+	fmt.Fprintf(&b, "# Conformance cases the %s backend does not pass, with the reason.\n", backendName)
+	b.WriteString("# Kept exact by the conformance tests in tests/; regenerate with: go test ./tests -run Conformance -update\n")
 	b.WriteString("# Columns: case, status, reason (from the run), note (by hand: why; kept by -update).\n")
 	for _, n := range names {
 		r := results[n]

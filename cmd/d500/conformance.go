@@ -14,7 +14,7 @@ import (
 	"github.com/deep500/deep500-go/metrics"
 )
 
-const conformanceSynopsis = "[--backend B] [--run REGEX] [--json FILE] [--csv FILE] [--threads N] [-v] DIR..."
+const conformanceSynopsis = "[--backend B] [--run REGEX] [--json FILE] [--csv FILE] [--threads N] [--backend-opt KEY=VALUE] [-v] DIR..."
 
 // cmdConformance runs ONNX test cases with one backend (layer 0).
 func cmdConformance(args []string, stdout, stderr io.Writer) int {
@@ -24,6 +24,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) int {
 	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
 	csvPath := fs.String("csv", "", "write the report as CSV to `FILE`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	settings := backendOptFlag(fs)
 	verbose := fs.Bool("v", false, "print a line for passed cases too")
 	dirs, code := parseArgs(fs, args)
 	if code >= 0 {
@@ -59,7 +60,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) int {
 
 	cfg := metrics.Config{
 		Backend: *backendName,
-		Options: backend.Options{Threads: *threads},
+		Options: backend.Options{Threads: *threads, Settings: settings},
 		Filter:  filter,
 		OnResult: func(r metrics.Result) {
 			switch {

@@ -18,7 +18,7 @@
 //
 // conformance:
 //
-//	d500 conformance [--backend B] [--run REGEX] [--json FILE] [--csv FILE] [--threads N] [-v] DIR...
+//	d500 conformance [--backend B] [--run REGEX] [--json FILE] [--csv FILE] [--threads N] [--backend-opt KEY=VALUE] [-v] DIR...
 //
 // DIR is a test case (a folder with model.onnx and test_data_set_N/) or a
 // folder of cases. One line is printed per case that did not pass (per case

@@ -14,7 +14,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N] [--warmup N] [--json FILE] [--threads N]"
+const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N] [--warmup N] [--json FILE] [--threads N] [--backend-opt KEY=VALUE]"
 
 // inputFlags collects repeated --input flags.
 type inputFlags []string
@@ -44,6 +44,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.Int("warmup", 3, "untimed runs before --bench's timed ones")
 	jsonPath := fs.String("json", "", "with --bench, write the timing report as JSON to `FILE`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	settings := backendOptFlag(fs)
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -70,7 +71,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	net, err := backend.New(*backendName, model, backend.Options{Threads: *threads})
+	net, err := backend.New(*backendName, model, backend.Options{Threads: *threads, Settings: settings})
 	if err != nil {
 		return fail(fmt.Errorf("%s backend: %w", *backendName, err))
 	}

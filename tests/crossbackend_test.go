@@ -1,0 +1,170 @@
+package tests
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/deep500/deep500-go/backend"
+	_ "github.com/deep500/deep500-go/backend/native"
+	_ "github.com/deep500/deep500-go/backend/onnxruntime"
+	"github.com/deep500/deep500-go/metrics"
+	"github.com/deep500/deep500-go/models"
+	"github.com/deep500/deep500-go/network"
+	"github.com/deep500/deep500-go/onnx"
+)
+
+// crossBackends are compared on the same networks; the first is the
+// reference. To add a backend, import its package above and add its name
+// here.
+var crossBackends = []string{"native", "onnxruntime"}
+
+// crossTolerance is looser than ONNX's atol 1e-7: two correct backends sum
+// in different orders, and near-zero outputs then differ by more than that.
+var crossTolerance = metrics.Tolerance{RTol: 1e-3, ATol: 1e-5}
+
+// Every pytorch-converted network runs on every backend with the inputs of
+// its first data set, and each backend's outputs must match the reference
+// backend's. A backend is left out of a network only when it reports
+// network.ErrUnsupported for it, and the reason is logged.
+func TestCrossBackendPytorchConverted(t *testing.T) {
+	root := filepath.Join(dataRoot, "pytorch-converted")
+	cases, err := metrics.FindCases(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) == 0 {
+		t.Fatalf("no cases under %s (run make setup)", root)
+	}
+	for _, name := range crossBackends {
+		if _, err := backend.Get(name); err != nil {
+			t.Fatalf("backend %s: %v", name, err)
+		}
+	}
+	compared := map[string]int{}
+	for _, c := range cases {
+		m, err := onnx.Load(filepath.Join(c.Dir, metrics.ModelFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		feeds := readFeeds(t, c.Dir, m.Graph)
+		var ref map[string]onnx.Value
+		for i, name := range crossBackends {
+			out, err := runOn(name, m, feeds)
+			if errors.Is(err, network.ErrUnsupported) {
+				t.Logf("%s: %s left out: %v", c.Name, name, err)
+				if i == 0 {
+					break
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("%s on %s: %v", c.Name, name, err)
+				continue
+			}
+			if i == 0 {
+				ref = out
+				continue
+			}
+			if ref == nil {
+				continue
+			}
+			for _, o := range m.Graph.Outputs {
+				d := metrics.Compare(out[o.Name], ref[o.Name], crossTolerance)
+				if !d.Equal() {
+					t.Errorf("%s: output %q of %s differs from %s: %s", c.Name, o.Name, name, crossBackends[0], d.Mismatch)
+				}
+			}
+			compared[name]++
+		}
+	}
+	var summary []string
+	for _, name := range crossBackends[1:] {
+		summary = append(summary, name+": "+strconv.Itoa(compared[name]))
+		if compared[name] == 0 {
+			t.Errorf("%s ran none of the %d networks", name, len(cases))
+		}
+	}
+	sort.Strings(summary)
+	t.Logf("networks compared with %s, of %d: %s", crossBackends[0], len(cases), strings.Join(summary, ", "))
+}
+
+// runOn builds the network with one backend and runs it once.
+func runOn(name string, m *onnx.Model, feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
+	net, err := backend.New(name, m, backend.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer net.Close()
+	return net.Inference(feeds)
+}
+
+// readFeeds reads test_data_set_0's inputs, the K-th file feeding the K-th
+// graph input that has no initializer, as ONNX's runner does.
+func readFeeds(t *testing.T, dir string, g *onnx.Graph) map[string]onnx.Value {
+	t.Helper()
+	init := map[string]bool{}
+	for _, in := range g.Initializers {
+		init[in.Name] = true
+	}
+	var inputs []*onnx.ValueInfo
+	for _, v := range g.Inputs {
+		if !init[v.Name] {
+			inputs = append(inputs, v)
+		}
+	}
+	feeds := map[string]onnx.Value{}
+	for k, in := range inputs {
+		f := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(k)+".pb")
+		if _, err := os.Stat(f); err != nil {
+			break
+		}
+		_, v, err := onnx.ReadValue(f, in.Type)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feeds[in.Name] = v
+	}
+	return feeds
+}
+
+// The small model presets (the networks d500 train uses) run on every
+// backend with the same seeded input, a batch of 2, and must agree.
+func TestCrossBackendPresets(t *testing.T) {
+	for _, preset := range []string{"mlp", "lenet", "resnet8"} {
+		m, err := models.Preset(preset, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shape := []int{2, 1, 28, 28}
+		if preset == "resnet8" {
+			shape = []int{2, 3, 32, 32}
+		}
+		x := onnx.NewTensor(onnx.Float, shape...)
+		for i := range x.Float32s() {
+			x.Float32s()[i] = float32((i*7919)%1000)/500 - 1
+		}
+		feeds := map[string]onnx.Value{"x": x}
+		var ref onnx.Value
+		for i, name := range crossBackends {
+			out, err := runOn(name, m, feeds)
+			if err != nil {
+				// The presets use common operators at opset DefaultOpset:
+				// every backend of the list must run them.
+				t.Errorf("%s on %s: %v", preset, name, err)
+				continue
+			}
+			if i == 0 {
+				ref = out["y"]
+				continue
+			}
+			if d := metrics.Compare(out["y"], ref, crossTolerance); !d.Equal() {
+				t.Errorf("%s: output y of %s differs from %s: %s", preset, name, crossBackends[0], d.Mismatch)
+			}
+		}
+	}
+}
