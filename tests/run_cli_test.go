@@ -88,3 +88,64 @@ func TestD500Run(t *testing.T) {
 		t.Fatalf("random inputs: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// --compare times other backends beside the --backend on the same inputs,
+// after checking their outputs agree, and reports the ratio of median
+// latencies in the output and the JSON.
+func TestD500RunCompare(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	model := filepath.Join(dir, "lenet.onnx")
+	if so, se, code := runD500(t, bin, "model", "lenet", "-o", model); code != 0 {
+		t.Fatalf("d500 model: exit %d\n%s%s", code, so, se)
+	}
+	benchJSON := filepath.Join(dir, "bench.json")
+	stdout, stderr, code := runD500(t, bin, "run", "--model", model, "--random-inputs", "--bench", "5",
+		"--compare", "onnxruntime", "--json", benchJSON)
+	if code != 0 {
+		t.Fatalf("d500 run --compare: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "native / onnxruntime median latency: ") {
+		t.Errorf("no ratio line:\n%s", stdout)
+	}
+	var rep struct {
+		Backend string `json:"backend"`
+		Compare []struct {
+			Backend     string  `json:"backend"`
+			Iterations  int     `json:"iterations"`
+			MedianRatio float64 `json:"median_ratio"`
+			MaxAbsError float64 `json:"max_abs_error"`
+			Latency     struct {
+				Median float64 `json:"median"`
+			} `json:"latency_ms"`
+		} `json:"compare"`
+		Latency struct {
+			Median float64 `json:"median"`
+		} `json:"latency_ms"`
+	}
+	data, err := os.ReadFile(benchJSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Backend != "native" || len(rep.Compare) != 1 {
+		t.Fatalf("report %s", data)
+	}
+	c := rep.Compare[0]
+	if c.Backend != "onnxruntime" || c.Iterations != 5 || c.MaxAbsError > 1e-4 ||
+		c.MedianRatio != rep.Latency.Median/c.Latency.Median {
+		t.Errorf("compared run %+v against median %v", c, rep.Latency.Median)
+	}
+	for _, args := range [][]string{
+		{"--compare", "onnxruntime"},                  // no --bench
+		{"--bench", "2", "--compare", "native"},       // the --backend itself
+		{"--bench", "2", "--compare", "nosuchengine"}, // unknown
+	} {
+		args = append([]string{"run", "--model", model, "--random-inputs"}, args...)
+		if _, se, code := runD500(t, bin, args...); code != 2 {
+			t.Errorf("d500 %v: exit %d, want 2\n%s", args, code, se)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N] [--warmup N] [--json FILE] [--threads N] [--backend-opt KEY=VALUE]"
+const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N [--compare B,...]] [--warmup N] [--json FILE] [--threads N] [--backend-opt KEY=VALUE]"
 
 // inputFlags collects repeated --input flags.
 type inputFlags []string
@@ -27,6 +27,13 @@ type runReport struct {
 	Backend string `json:"backend"`
 	Model   string `json:"model"`
 	metrics.BenchResult
+}
+
+// runJSON is --json: the --backend's report, and the backends --compare
+// timed beside it.
+type runJSON struct {
+	runReport
+	Compare []comparedRun `json:"compare,omitempty"`
 }
 
 // cmdRun runs a model once on given inputs and writes its outputs, or
@@ -44,6 +51,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	warmup := fs.Int("warmup", 3, "untimed runs before --bench's timed ones")
 	jsonPath := fs.String("json", "", "with --bench, write the timing report as JSON to `FILE`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	compare := fs.String("compare", "", "with --bench, also time these comma-separated backends on the same inputs (their outputs must agree) and print the ratios of median latency")
 	settings := backendOptFlag(fs)
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
@@ -58,8 +66,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--bench, --warmup and --threads must not be negative")
 	case *jsonPath != "" && *bench == 0:
 		return usageError(fs, stderr, "--json needs --bench N")
+	case *compare != "" && *bench == 0:
+		return usageError(fs, stderr, "--compare needs --bench N")
 	}
 	if _, err := backend.Get(*backendName); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
+	compared, err := parseCompare(*compare, *backendName)
+	if err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
 	fail := func(err error) int {
@@ -71,7 +85,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	net, err := backend.New(*backendName, model, backend.Options{Threads: *threads, Settings: settings})
+	opts := backend.Options{Threads: *threads, Settings: settings}
+	net, err := backend.New(*backendName, model, opts)
 	if err != nil {
 		return fail(fmt.Errorf("%s backend: %w", *backendName, err))
 	}
@@ -99,10 +114,13 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Fprintf(stdout, "%s: %d runs, latency ms min %.3f median %.3f p90 %.3f max %.3f, %.1f runs/s\n",
-		*backendName, res.Iterations, res.Latency.Min, res.Latency.Median, res.Latency.P90, res.Latency.Max, res.ThroughputPerS)
+	printBench(stdout, *backendName, res)
+	rep := runJSON{runReport: runReport{Backend: *backendName, Model: *modelPath, BenchResult: res}}
+	rep.Compare, err = benchCompared(compared, model, *modelPath, feeds, outputs, net.Outputs(), res, *backendName, opts, *warmup, *bench, stdout)
+	if err != nil {
+		return fail(err)
+	}
 	if *jsonPath != "" {
-		rep := runReport{Backend: *backendName, Model: *modelPath, BenchResult: res}
 		err := metrics.WriteFile(*jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")

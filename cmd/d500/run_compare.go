@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/metrics"
+	"github.com/deep500/deep500-go/network"
+	"github.com/deep500/deep500-go/onnx"
+)
+
+// comparedRun is one backend of `d500 run --compare`: its timing, how
+// much slower than it the --backend's median latency is, and how far its
+// outputs are from the --backend's.
+type comparedRun struct {
+	runReport
+	// MedianRatio is the --backend's median latency over this one's:
+	// above 1, the --backend is slower.
+	MedianRatio float64 `json:"median_ratio"`
+	MaxAbsError float64 `json:"max_abs_error"`
+	MaxRelError float64 `json:"max_rel_error"`
+}
+
+// compareTolerance is how close another backend's outputs must be for a
+// comparison of speeds to mean anything: the same rule as the
+// cross-backend tests (float32 kernels summing in different orders).
+var compareTolerance = metrics.Tolerance{RTol: 1e-3, ATol: 1e-5}
+
+// benchCompared runs the same model on each backend of names, with the
+// same feeds and options, checks that its outputs agree with want (the
+// --backend's), times it as the --backend was timed, and prints its line
+// and the ratio of median latencies.
+func benchCompared(names []string, model *onnx.Model, modelPath string, feeds map[string]onnx.Value, want map[string]onnx.Value,
+	outputs []string, base metrics.BenchResult, baseName string, opts backend.Options, warmup, n int, stdout io.Writer) ([]comparedRun, error) {
+	var runs []comparedRun
+	for _, name := range names {
+		net, err := backend.New(name, model, opts)
+		if err != nil {
+			return runs, fmt.Errorf("--compare %s: %w", name, err)
+		}
+		r, err := benchOne(net, name, modelPath, feeds, want, outputs, warmup, n)
+		net.Close()
+		if err != nil {
+			return runs, fmt.Errorf("--compare %s: %w", name, err)
+		}
+		r.MedianRatio = base.Latency.Median / r.Latency.Median
+		printBench(stdout, name, r.BenchResult)
+		fmt.Fprintf(stdout, "%s / %s median latency: %.2fx (outputs agree: max abs error %.3g, max rel error %.3g)\n",
+			baseName, name, r.MedianRatio, r.MaxAbsError, r.MaxRelError)
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+// benchOne checks one network's outputs against want and times it.
+func benchOne(net network.Network, name, modelPath string, feeds, want map[string]onnx.Value, outputs []string, warmup, n int) (comparedRun, error) {
+	got, err := net.Inference(feeds)
+	if err != nil {
+		return comparedRun{}, err
+	}
+	r := comparedRun{runReport: runReport{Backend: name, Model: modelPath}}
+	for _, o := range outputs {
+		d := metrics.Compare(got[o], want[o], compareTolerance)
+		if d.Mismatch != "" {
+			return comparedRun{}, fmt.Errorf("output %q differs from the --backend's: %s", o, d.Mismatch)
+		}
+		r.MaxAbsError, r.MaxRelError = max(r.MaxAbsError, d.MaxAbs), max(r.MaxRelError, d.MaxRel)
+	}
+	res, err := metrics.Bench(func() error { _, err := net.Inference(feeds); return err }, warmup, n)
+	if err != nil {
+		return comparedRun{}, err
+	}
+	r.BenchResult = res
+	return r, nil
+}
+
+// printBench prints the timing line of a backend.
+func printBench(w io.Writer, name string, res metrics.BenchResult) {
+	fmt.Fprintf(w, "%s: %d runs, latency ms min %.3f median %.3f p90 %.3f max %.3f, %.1f runs/s\n",
+		name, res.Iterations, res.Latency.Min, res.Latency.Median, res.Latency.P90, res.Latency.Max, res.ThroughputPerS)
+}
+
+// parseCompare splits --compare's comma-separated backends, checking each
+// is known and differs from the --backend.
+func parseCompare(list, base string) ([]string, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		if n == base {
+			return nil, fmt.Errorf("--compare %s: that is the --backend", n)
+		}
+		if _, err := backend.Get(n); err != nil {
+			return nil, fmt.Errorf("--compare: %w", err)
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
