@@ -1,0 +1,69 @@
+//go:build mpi
+
+package distributed
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/emer/empi/v2/mpi"
+)
+
+// Available reports whether this binary was built with MPI (-tags mpi).
+const Available = true
+
+// mpiTransport is the Transport over github.com/emer/empi/v2/mpi, on the
+// world communicator.
+type mpiTransport struct{ c *mpi.Comm }
+
+func (m mpiTransport) Rank() int      { return m.c.Rank() }
+func (m mpiTransport) Size() int      { return m.c.Size() }
+func (m mpiTransport) Barrier() error { return m.c.Barrier() }
+func (m mpiTransport) AllReduceSum(buf []float32) error {
+	return m.c.AllReduceF32(mpi.OpSum, buf, nil) // nil: in place
+}
+func (m mpiTransport) Broadcast(root int, buf []float32) error { return m.c.BcastF32(root, buf) }
+func (m mpiTransport) Send(to, tag int, buf []float32) error   { return m.c.SendF32(to, tag, buf) }
+func (m mpiTransport) Recv(from, tag int, buf []float32) error {
+	return m.c.RecvF32(from, tag, buf)
+}
+func (m mpiTransport) Gather(root int, dst, src []float32) error {
+	if m.c.Rank() != root {
+		dst = nil
+	}
+	return m.c.GatherF32(root, dst, src)
+}
+
+// Init starts MPI and returns the communicator of all the job's processes
+// (MPI_COMM_WORLD). A process started without mpirun is a job of one.
+// Call Finalize before a successful exit, Abort on failure.
+func Init() (*Comm, error) {
+	if !mpi.IsOn() {
+		mpi.Init()
+	}
+	// empi logs every MPI error itself; ours carry the rank and operation.
+	mpi.LogErrors = false
+	c, err := mpi.NewComm(nil)
+	if err != nil {
+		return nil, fmt.Errorf("MPI: %w", err)
+	}
+	return NewComm(mpiTransport{c}), nil
+}
+
+// Finalize shuts MPI down; every rank must call it before exiting with
+// success.
+func Finalize() {
+	if mpi.IsOn() {
+		mpi.Finalize()
+	}
+}
+
+// Abort prints err, prefixed with this rank, to standard error and ends
+// every process of the job. MPI_Abort alone would do, but empi's passes
+// error code 0, which mpirun may report as success; so this rank exits
+// with status 1 without finalizing, which Open MPI's launcher treats as a
+// failed job: it kills the other ranks and exits non-zero itself.
+func Abort(err error) {
+	fmt.Fprintf(os.Stderr, "rank %d of %d: %v\n", mpi.WorldRank(), mpi.WorldSize(), err)
+	os.Exit(1)
+}
