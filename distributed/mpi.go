@@ -14,13 +14,27 @@ const Available = true
 
 // mpiTransport is the Transport over github.com/emer/empi/v2/mpi, on the
 // world communicator.
-type mpiTransport struct{ c *mpi.Comm }
+type mpiTransport struct {
+	c       *mpi.Comm
+	scratch *[]float32 // the all-reduce's send buffer, reused
+}
 
 func (m mpiTransport) Rank() int      { return m.c.Rank() }
 func (m mpiTransport) Size() int      { return m.c.Size() }
 func (m mpiTransport) Barrier() error { return m.c.Barrier() }
+
+// AllReduceSum sends a copy of buf: empi's in-place form passes
+// MPI_IN_PLACE, the address 1, as a Go pointer, which the Go runtime
+// rejects ("invalid pointer found on stack") when it moves the stack.
 func (m mpiTransport) AllReduceSum(buf []float32) error {
-	return m.c.AllReduceF32(mpi.OpSum, buf, nil) // nil: in place
+	s := *m.scratch
+	if cap(s) < len(buf) {
+		s = make([]float32, len(buf))
+		*m.scratch = s
+	}
+	s = s[:len(buf)]
+	copy(s, buf)
+	return m.c.AllReduceF32(mpi.OpSum, buf, s)
 }
 func (m mpiTransport) Broadcast(root int, buf []float32) error { return m.c.BcastF32(root, buf) }
 func (m mpiTransport) Send(to, tag int, buf []float32) error   { return m.c.SendF32(to, tag, buf) }
@@ -47,7 +61,7 @@ func Init() (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("MPI: %w", err)
 	}
-	return NewComm(mpiTransport{c}), nil
+	return NewComm(mpiTransport{c: c, scratch: new([]float32)}), nil
 }
 
 // Finalize shuts MPI down; every rank must call it before exiting with
