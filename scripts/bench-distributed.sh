@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Layer-2 benchmark: samples per second of every distributed scheme at
+# np=1 and np=2 on one model (the mlp preset on synthetic 1x28x28 data),
+# with the fraction of the optimizer's time spent communicating, from the
+# per-step CSVs that rank 0 writes. One backend thread per rank, so np=2
+# uses the machine's two cores and np=1 one of them.
+#
+#   scripts/bench-distributed.sh BIN OUTDIR
+#
+# BIN is a d500 built with -tags mpi. Writes OUTDIR/bench-distributed.md
+# (a markdown table) and .tsv, and the runs' CSVs under
+# OUTDIR/bench-distributed/.
+set -euo pipefail
+bin=${1:?usage: bench-distributed.sh BIN OUTDIR}
+out=${2:?usage: bench-distributed.sh BIN OUTDIR}
+steps=${STEPS:-40}
+repeats=${REPEATS:-3}
+batch=${BATCH:-64}
+schemes=(pssgd asgd dsgd mavg dpsgd allreduce)
+runs="$out/bench-distributed"
+mkdir -p "$runs"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+train=(train --model mlp --dataset synthetic:n=8192,test=64 --batch "$batch" --steps "$steps"
+  --optimizer momentum --lr 0.01 --threads 1)
+
+# median RUNNER... : runs a configuration $repeats times and prints the
+# median run's "samples/s comm_fraction" (the machine may be shared: one
+# run alone can be far off).
+median() {
+  local name=$1 np=$2
+  shift 2
+  for i in $(seq "$repeats"); do
+    "$@" --csv "$runs/$name-$i.csv" > /dev/null
+    rate "$runs/$name-$i.csv" "$np"
+  done | sort -g | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }'
+}
+
+# rate CSV NP: samples/s over all ranks, and the communication fraction,
+# over the step rows after the first (which also pays start-up costs).
+rate() {
+  awk -F, -v np="$2" '
+    NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+    $col["loss"] == "" { next }   # evaluation rows
+    { n++ }
+    n == 1 { s0 = $col["samples"]; t0 = $col["seconds"]; next }
+    { s1 = $col["samples"]; t1 = $col["seconds"]
+      if ("comm_seconds" in col) { comm += $col["comm_seconds"]; comp += $col["compute_seconds"] } }
+    END {
+      if (t1 <= t0) { print "- -"; exit }
+      frac = (comm + comp > 0) ? comm / (comm + comp) : 0
+      printf "%.1f %.3f\n", np * (s1 - s0) / (t1 - t0), frac
+    }' "$1"
+}
+
+printf 'scheme\tnp\tsamples_per_s\tcomm_fraction\n' > "$out/bench-distributed.tsv"
+echo "single process (no --distributed)"
+read -r r f < <(median single 1 "$bin" "${train[@]}")
+printf 'none\t1\t%s\t%s\n' "$r" "$f" >> "$out/bench-distributed.tsv"
+for s in "${schemes[@]}"; do
+  for np in 1 2; do
+    echo "$s, np=$np"
+    read -r r f < <(median "$s-np$np" "$np" mpirun -np "$np" --oversubscribe "$bin" "${train[@]}" \
+      --distributed "$s" --average-every 4)
+    printf '%s\t%s\t%s\t%s\n' "$s" "$np" "$r" "$f" >> "$out/bench-distributed.tsv"
+  done
+done
+
+{
+  echo "mlp (407,050 parameters) on synthetic 1x28x28 data, batch $batch per rank, momentum SGD, $steps steps, 1 thread per rank; mavg averages every 4 steps."
+  echo "samples/s counts every rank's samples (rank 0's × np) over steps 2..$steps, median of $repeats runs; comm fraction = time in MPI calls / time in the optimizer's steps, on rank 0."
+  echo
+  echo "| scheme | samples/s np=1 | samples/s np=2 | speed-up | comm fraction np=1 | comm fraction np=2 |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  awk -F'\t' 'NR > 1 { r[$1, $2] = $3; f[$1, $2] = $4; if (!seen[$1]++) order[++n] = $1 }
+    END {
+      for (i = 1; i <= n; i++) {
+        s = order[i]
+        if (s == "none") { printf "| single process | %s | | | %s | |\n", r[s, 1], f[s, 1]; continue }
+        printf "| %s | %s | %s | %.2f | %s | %s |\n", s, r[s, 1], r[s, 2], r[s, 2] / r[s, 1], f[s, 1], f[s, 2]
+      }
+    }' "$out/bench-distributed.tsv"
+} > "$out/bench-distributed.md"
+cat "$out/bench-distributed.md"
