@@ -23,18 +23,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 train=(train --model mlp --dataset synthetic:n=8192,test=64 --batch "$batch" --steps "$steps"
   --optimizer momentum --lr 0.01 --threads 1)
 
-# median RUNNER... : runs a configuration $repeats times and prints the
-# median run's "samples/s comm_fraction" (the machine may be shared: one
-# run alone can be far off).
-median() {
-  local name=$1 np=$2
-  shift 2
-  for i in $(seq "$repeats"); do
-    "$@" --csv "$runs/$name-$i.csv" > /dev/null
-    rate "$runs/$name-$i.csv" "$np"
-  done | sort -g | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }'
-}
-
 # rate CSV NP: samples/s over all ranks, and the communication fraction,
 # over the step rows after the first (which also pays start-up costs).
 rate() {
@@ -52,17 +40,33 @@ rate() {
     }' "$1"
 }
 
-printf 'scheme\tnp\tsamples_per_s\tcomm_fraction\n' > "$out/bench-distributed.tsv"
-echo "single process (no --distributed)"
-read -r r f < <(median single 1 "$bin" "${train[@]}")
-printf 'none\t1\t%s\t%s\n' "$r" "$f" >> "$out/bench-distributed.tsv"
-for s in "${schemes[@]}"; do
-  for np in 1 2; do
-    echo "$s, np=$np"
-    read -r r f < <(median "$s-np$np" "$np" mpirun -np "$np" --oversubscribe "$bin" "${train[@]}" \
-      --distributed "$s" --average-every 4)
-    printf '%s\t%s\t%s\t%s\n' "$s" "$np" "$r" "$f" >> "$out/bench-distributed.tsv"
+# Every configuration runs $repeats times, the repeats interleaved (all
+# configurations once, then again), and the median run counts: the
+# machine may be shared, and a burst of someone else's load then spoils
+# one run of several configurations rather than every run of one.
+configs=("single 1")
+for s in "${schemes[@]}"; do configs+=("$s 1" "$s 2"); done
+for i in $(seq "$repeats"); do
+  for c in "${configs[@]}"; do
+    read -r s np <<< "$c"
+    echo "run $i/$repeats: $s, np=$np"
+    if [ "$s" = single ]; then
+      "$bin" "${train[@]}" --csv "$runs/single-$i.csv" > /dev/null
+    else
+      mpirun -np "$np" --oversubscribe "$bin" "${train[@]}" --distributed "$s" --average-every 4 \
+        --csv "$runs/$s-np$np-$i.csv" > /dev/null
+    fi
   done
+done
+printf 'scheme\tnp\tsamples_per_s\tcomm_fraction\n' > "$out/bench-distributed.tsv"
+for c in "${configs[@]}"; do
+  read -r s np <<< "$c"
+  name=$s-np$np
+  [ "$s" = single ] && name=single
+  read -r r f < <(for i in $(seq "$repeats"); do rate "$runs/$name-$i.csv" "$np"; done |
+    sort -g | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }')
+  [ "$s" = single ] && s=none
+  printf '%s\t%s\t%s\t%s\n' "$s" "$np" "$r" "$f" >> "$out/bench-distributed.tsv"
 done
 
 {
