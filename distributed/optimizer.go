@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -37,6 +38,10 @@ type Options struct {
 	// AverageEvery is mavg's period: parameters are averaged after every
 	// AverageEvery local steps (default 1).
 	AverageEvery int
+	// ClipNorm > 0 rescales the gradients a rank applies, all together,
+	// to a global L2 norm of at most ClipNorm, as optimizer.Driver does;
+	// the consistent schemes clip the averaged gradient.
+	ClipNorm float64
 }
 
 // Schemes lists the distributed schemes New knows, as `d500 train
@@ -77,10 +82,13 @@ func New(scheme string, comm *Comm, net network.Network, loss string, rule optim
 	if opts.AverageEvery < 0 {
 		return nil, fmt.Errorf("distributed mavg: averaging period %d is negative", opts.AverageEvery)
 	}
+	if !(opts.ClipNorm >= 0) {
+		return nil, fmt.Errorf("distributed %s: invalid clip norm %g", scheme, opts.ClipNorm)
+	}
 	if opts.AverageEvery == 0 {
 		opts.AverageEvery = 1
 	}
-	b := &base{scheme: scheme, comm: comm, net: net, loss: loss, rule: rule}
+	b := &base{scheme: scheme, comm: comm, net: net, loss: loss, rule: rule, clipNorm: opts.ClipNorm}
 	b.three, _ = rule.(optimizer.ThreeStepOptimizer)
 	if err := b.init(); err != nil {
 		return nil, fmt.Errorf("distributed %s: %w", scheme, err)
@@ -109,6 +117,8 @@ type base struct {
 	loss   string
 	rule   optimizer.UpdateRuleOptimizer
 	three  optimizer.ThreeStepOptimizer
+	// clipNorm > 0 clips the gradients in updateAll.
+	clipNorm float64
 
 	pgs           []network.ParamGrad
 	names         []string       // gradient names, then parameter names: one Fetch per step
@@ -229,8 +239,12 @@ func (b *base) update(i int, g *onnx.Tensor) error {
 	return b.net.Feed(name, b.params[i])
 }
 
-// updateAll applies the rule to every parameter with b.grads.
+// updateAll clips b.grads (with clipNorm > 0) and applies the rule to
+// every parameter with them.
 func (b *base) updateAll() error {
+	if b.clipNorm > 0 {
+		clip(b.grads, b.clipNorm)
+	}
 	for i, g := range b.grads {
 		if err := b.update(i, g); err != nil {
 			return err
@@ -246,6 +260,29 @@ func (b *base) feedParams() error {
 		}
 	}
 	return nil
+}
+
+// clip scales the gradients together by min(1, max/(‖g‖₂ + 1e-6)), ‖g‖₂
+// the norm of all of them (torch.nn.utils.clip_grad_norm_, as
+// optimizer.Driver).
+func clip(grads []*onnx.Tensor, max float64) {
+	sum := 0.0
+	for _, g := range grads {
+		for _, x := range g.Float32s() {
+			sum += float64(x) * float64(x)
+		}
+	}
+	norm := math.Sqrt(sum)
+	if norm+1e-6 <= max {
+		return
+	}
+	s := max / (norm + 1e-6)
+	for _, g := range grads {
+		v := g.Float32s()
+		for i := range v {
+			v[i] = float32(float64(v[i]) * s)
+		}
+	}
 }
 
 // pack copies the tensors' elements, in order, into flat.

@@ -15,15 +15,12 @@ func (d *decentralized) Step(batch map[string]onnx.Value) (float64, error) {
 		if err != nil {
 			return loss, err
 		}
-		for i, g := range d.grads {
+		for _, g := range d.grads {
 			if err := d.comm.AllReduceMean(g.Float32s()); err != nil {
 				return loss, err
 			}
-			if err := d.update(i, g); err != nil {
-				return loss, err
-			}
 		}
-		return loss, nil
+		return loss, d.updateAll()
 	})
 }
 
@@ -86,10 +83,8 @@ func (p *paramServer) Step(batch map[string]onnx.Value) (float64, error) {
 				p.flat[j] = s * inv
 			}
 			unpack(p.grads, p.flat)
-			for i, g := range p.grads {
-				if err := p.update(i, g); err != nil {
-					return loss, err
-				}
+			if err := p.updateAll(); err != nil {
+				return loss, err
 			}
 		}
 		return loss, p.shareParams(0)

@@ -80,10 +80,17 @@ func TestPartition(t *testing.T) {
 
 // In a job of one process every scheme is plain SGD: the same parameters
 // as the driver after the same steps.
+// With ClipNorm 0.05 every step's gradient is clipped.
 func TestSchemesAloneAreTheDriver(t *testing.T) {
+	for _, clipNorm := range []float64{0, 0.05} {
+		schemesAloneAreTheDriver(t, clipNorm)
+	}
+}
+
+func schemesAloneAreTheDriver(t *testing.T, clipNorm float64) {
 	ds := tinyData(32)
 	ref := newTinyNet(t, 3)
-	drv := optimizer.NewDriver(ref.net, ref.loss, sgd(t, 0.1), 0)
+	drv := optimizer.NewDriver(ref.net, ref.loss, sgd(t, 0.1), clipNorm)
 	for s := 0; s < 4; s++ {
 		if _, err := drv.Step(ref.rows(t, ds, 8*s, 8*s+8)); err != nil {
 			t.Fatal(err)
@@ -92,7 +99,7 @@ func TestSchemesAloneAreTheDriver(t *testing.T) {
 	want := ref.params(t)
 	for _, scheme := range Schemes() {
 		tn := newTinyNet(t, 3)
-		opt, err := New(scheme, NewComm(Self{}), tn.net, tn.loss, sgd(t, 0.1), Options{AverageEvery: 2})
+		opt, err := New(scheme, NewComm(Self{}), tn.net, tn.loss, sgd(t, 0.1), Options{AverageEvery: 2, ClipNorm: clipNorm})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +109,7 @@ func TestSchemesAloneAreTheDriver(t *testing.T) {
 			}
 		}
 		if d := maxAbsDiff(tn.params(t), want); d > 0 {
-			t.Errorf("%s alone differs from the driver by %g", scheme, d)
+			t.Errorf("%s alone (clip norm %g) differs from the driver by %g", scheme, clipNorm, d)
 		}
 		if st := opt.LastStep(); st.BytesSent != 0 || st.ComputeSeconds <= 0 {
 			t.Errorf("%s alone: step figures %+v", scheme, st)

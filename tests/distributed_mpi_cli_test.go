@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/csv"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -130,6 +131,16 @@ func TestMPITrainNP(t *testing.T) {
 	// and receives the whole fused buffer once per step.
 	if rows[1][9] != "1628200" || rows[1][10] != "1628200" {
 		t.Errorf("bytes of one fused all-reduce step: sent %s received %s, want 1628200", rows[1][9], rows[1][10])
+	}
+	// An epoch of 256 samples in batches of 32 per rank: 4 steps when the
+	// two ranks split the set, 8 when each has all of it.
+	for sampling, steps := range map[string]int{"partitioned": 4, "replicated": 8} {
+		stdout, stderr, code := runMPI(t, bin, "train", "--model", "mlp", "--dataset", "synthetic:n=256,test=32", "--batch", "32",
+			"--epochs", "1", "--threads", "1", "--np", "2", "--distributed", "dsgd", "--sampling", sampling)
+		want := fmt.Sprintf("trained %d steps (%d samples)", steps, 32*steps)
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("--sampling %s: exit %d, want %q in:\n%s\n%s", sampling, code, want, stdout, stderr)
+		}
 	}
 }
 

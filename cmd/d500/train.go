@@ -171,7 +171,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	trainSet, trainSeed, err := dist.trainSet(trainSet, *seed)
+	trainSet, trainSeed, err := dist.trainSet(trainSet, *seed, !*noShuffle)
 	if err != nil {
 		return fail(err)
 	}

@@ -156,14 +156,19 @@ func (d *distTrain) finish() {
 }
 
 // trainSet returns this rank's training data and its sampler's seed.
-func (d *distTrain) trainSet(ds runner.Dataset, seed uint64) (runner.Dataset, uint64, error) {
+// Without shuffling (--no-shuffle) the parts are contiguous blocks.
+func (d *distTrain) trainSet(ds runner.Dataset, seed uint64, shuffle bool) (runner.Dataset, uint64, error) {
 	if d.comm == nil {
 		return ds, seed, nil
 	}
 	if *d.sampling == string(distributed.Replicated) {
 		return ds, distributed.ReplicatedSeed(seed, d.comm.Rank()), nil
 	}
-	part, err := distributed.Partition(ds, d.comm.Rank(), d.comm.Size(), seed)
+	partSeed := seed
+	if !shuffle {
+		partSeed = 0
+	}
+	part, err := distributed.Partition(ds, d.comm.Rank(), d.comm.Size(), partSeed)
 	return part, seed, err
 }
 
@@ -172,7 +177,11 @@ func (d *distTrain) wrap(opt optimizer.Optimizer, net network.Network, loss stri
 	if d.comm == nil {
 		return opt, nil
 	}
-	o, err := distributed.New(*d.scheme, d.comm, net, loss, rule, distributed.Options{AverageEvery: *d.averageEvery})
+	opts := distributed.Options{AverageEvery: *d.averageEvery}
+	if t, ok := rule.(optimizer.Tunable); ok {
+		opts.ClipNorm = t.Hyperparameters().ClipNorm
+	}
+	o, err := distributed.New(*d.scheme, d.comm, net, loss, rule, opts)
 	if err != nil {
 		return nil, err
 	}
