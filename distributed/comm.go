@@ -140,6 +140,18 @@ func (c *Comm) Recv(from, tag int, buf []float32) error {
 	return c.timed(fmt.Sprintf("receive from %d", from), 0, len(buf), func() error { return c.t.Recv(from, tag, buf) })
 }
 
+// RecvAny receives into buf the first message under tag from any rank,
+// and returns the rank that sent it.
+func (c *Comm) RecvAny(tag int, buf []float32) (from int, err error) {
+	from = -1
+	err = c.timed("receive from any rank", 0, len(buf), func() error {
+		var err error
+		from, err = c.t.RecvAny(tag, buf)
+		return err
+	})
+	return from, err
+}
+
 // Gather places every rank's src, in rank order, into root's dst, which
 // must hold Size()·len(src) values; dst is not used on other ranks.
 func (c *Comm) Gather(root int, dst, src []float32) error {

@@ -53,7 +53,12 @@ func (m mpiTransport) Gather(root int, dst, src []float32) error {
 // Call Finalize before a successful exit, Abort on failure.
 func Init() (*Comm, error) {
 	if !mpi.IsOn() {
-		mpi.Init()
+		// Go may run a goroutine's successive MPI calls on different OS
+		// threads, which MPI's default (single-thread) level does not
+		// allow; ask for MPI_THREAD_MULTIPLE, which Debian's Open MPI
+		// gives. Our calls never overlap, so a library that offers less
+		// still works in practice: go on either way.
+		_ = mpi.InitThreadSafe()
 	}
 	// empi logs every MPI error itself; ours carry the rank and operation.
 	mpi.LogErrors = false

@@ -158,6 +158,14 @@ func testComm(t *testing.T) {
 		mustOK(t, world.Send(0, 6, []float32{msg[0] + 1}))
 	}
 
+	if r == 1 {
+		mustOK(t, world.Send(0, 7, []float32{7}))
+	} else {
+		from, err := world.RecvAny(7, msg)
+		mustOK(t, err)
+		must(t, from == 1 && msg[0] == 7, "receive from any rank: %v from %d", msg, from)
+	}
+
 	l, rt := make([]float32, 2), make([]float32, 2)
 	mustOK(t, world.RingExchange([]float32{float32(r), float32(-r)}, l, rt))
 	o := float32(1 - r)

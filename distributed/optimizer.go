@@ -54,8 +54,8 @@ func Schemes() []string { return []string{"pssgd", "asgd", "dsgd", "mavg", "dpsg
 //	pssgd      consistent parameter server: every rank's gradients go to rank 0, which
 //	           averages them, applies rule and broadcasts the parameters
 //	asgd       inconsistent parameter server: rank 0 applies its own gradient, then
-//	           each worker's as it is served, one at a time, sending that worker the
-//	           parameters of that moment; workers compute on stale parameters
+//	           each worker's alone, as it arrives, sending that worker the parameters
+//	           of that moment; workers compute on stale parameters
 //	dsgd       consistent decentralized: all-reduce mean of each gradient tensor in
 //	           turn, then every rank applies rule to the same gradient
 //	mavg       model averaging: every rank steps alone; parameters are averaged

@@ -98,17 +98,15 @@ const (
 )
 
 // asyncParamServer is asgd. Rank 0 applies its own gradient at once, then
-// serves the workers one at a time: it receives a worker's gradients,
-// applies them alone (no averaging, no waiting for the others), and sends
-// that worker the parameters of that moment. A worker's gradient was
-// computed on the parameters it got at its previous exchange, so it is
-// stale by the updates applied since (at least one: rank 0's own).
-//
-// empi's receive has no "from any rank" status, so the workers are served
-// in rank order rather than strictly as their messages arrive. That makes
-// the run deterministic (the same seeds give the same trajectory), which a
-// test can then check; the staleness and the inconsistency are those of
-// an asynchronous server whose workers are equally fast.
+// serves Size-1 worker messages in the order they arrive: it receives a
+// worker's gradients, applies them alone (no averaging, no waiting for the
+// others), and sends that worker the parameters of that moment. A
+// worker's gradient was computed on the parameters it got at its previous
+// exchange, so it is stale by the updates applied since (at least one:
+// rank 0's own). A fast worker may be served twice in one of rank 0's
+// steps; over the run every worker is served once per step it takes.
+// With two ranks there is one worker, so the run is deterministic; with
+// more, the order depends on timing, as asynchronous training does.
 type asyncParamServer struct{ *base }
 
 func (a *asyncParamServer) Step(batch map[string]onnx.Value) (float64, error) {
@@ -131,8 +129,9 @@ func (a *asyncParamServer) Step(batch map[string]onnx.Value) (float64, error) {
 		if err := a.updateAll(); err != nil {
 			return loss, err
 		}
-		for w := 1; w < a.comm.Size(); w++ {
-			if err := a.comm.Recv(w, tagGradients, a.flat); err != nil {
+		for served := 1; served < a.comm.Size(); served++ {
+			w, err := a.comm.RecvAny(tagGradients, a.flat)
+			if err != nil {
 				return loss, err
 			}
 			unpack(a.grads, a.flat)

@@ -25,6 +25,9 @@ func TestSelfComm(t *testing.T) {
 	if err := c.Send(0, 1, buf); err == nil || !strings.Contains(err.Error(), "no rank 0") {
 		t.Errorf("send in a job of one: %v", err)
 	}
+	if _, err := c.RecvAny(1, buf); err == nil || !strings.Contains(err.Error(), "no other rank") {
+		t.Errorf("receive from any rank in a job of one: %v", err)
+	}
 	if err := c.Broadcast(1, buf); err == nil || !strings.Contains(err.Error(), "rank 1 out of range") {
 		t.Errorf("broadcast from rank 1 of 1: %v", err)
 	}

@@ -23,6 +23,9 @@ type Transport interface {
 	// Send from that rank with the same tag and length.
 	Send(to, tag int, buf []float32) error
 	Recv(from, tag int, buf []float32) error
+	// RecvAny receives the first message under tag from any rank and
+	// returns the sender.
+	RecvAny(tag int, buf []float32) (from int, err error)
 	// Gather places every rank's src, in rank order, into root's dst
 	// (len(dst) = Size()·len(src); dst is ignored on other ranks).
 	Gather(root int, dst, src []float32) error
@@ -46,4 +49,7 @@ func (Self) Send(to, _ int, _ []float32) error {
 }
 func (Self) Recv(from, _ int, _ []float32) error {
 	return errNoPeer(from)
+}
+func (Self) RecvAny(int, []float32) (int, error) {
+	return -1, errors.New("a job of one process has no other rank to hear from")
 }
