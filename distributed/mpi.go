@@ -78,10 +78,11 @@ func Finalize() {
 }
 
 // Abort prints err, prefixed with this rank, to standard error and ends
-// every process of the job. MPI_Abort alone would do, but empi's passes
-// error code 0, which mpirun may report as success; so this rank exits
-// with status 1 without finalizing, which Open MPI's launcher treats as a
-// failed job: it kills the other ranks and exits non-zero itself.
+// every process of the job. empi's Comm.Abort would end them too, but it
+// passes error code 0, and mpirun then exits with status 0 as if all went
+// well; so this rank exits with status 1 without finalizing, which Open
+// MPI's launcher treats as a failed job: it kills the other ranks and
+// exits non-zero itself (TestAbortEndsEveryRank).
 func Abort(err error) {
 	fmt.Fprintf(os.Stderr, "rank %d of %d: %v\n", mpi.WorldRank(), mpi.WorldSize(), err)
 	os.Exit(1)

@@ -13,7 +13,10 @@ import (
 
 // Stats are the layer-2 figures of one step on this rank.
 type Stats struct {
-	Traffic // bytes moved and seconds spent communicating in the step
+	// Traffic: bytes moved and seconds spent in communication calls in the
+	// step. The seconds include waiting for slower ranks to reach the
+	// same call: that is time the scheme makes this rank lose.
+	Traffic
 	// ComputeSeconds is the rest of the step's wall time: forward and
 	// backward passes, update rules, packing buffers.
 	ComputeSeconds float64
@@ -95,7 +98,7 @@ func New(scheme string, comm *Comm, net network.Network, loss string, rule optim
 	}
 	switch scheme {
 	case "pssgd":
-		return &paramServer{b}, nil
+		return &paramServer{base: b}, nil
 	case "asgd":
 		return &asyncParamServer{b}, nil
 	case "dsgd":

@@ -50,7 +50,10 @@ func (f *fusedAllReduce) Step(batch map[string]onnx.Value) (float64, error) {
 // gathers every rank's gradients, averages them in rank order, applies
 // the rule and broadcasts the new parameters. Only rank 0's rule keeps
 // state.
-type paramServer struct{ *base }
+type paramServer struct {
+	*base
+	all []float32 // rank 0: every rank's gradients, gathered
+}
 
 func (p *paramServer) Consistent() bool { return true }
 
@@ -65,10 +68,10 @@ func (p *paramServer) Step(batch map[string]onnx.Value) (float64, error) {
 			return loss, p.updateAll()
 		}
 		pack(p.flat, p.grads)
-		var all []float32
-		if p.comm.Rank() == 0 {
-			all = make([]float32, n*p.size)
+		if p.comm.Rank() == 0 && p.all == nil {
+			p.all = make([]float32, n*p.size)
 		}
+		all := p.all
 		if err := p.comm.Gather(0, all, p.flat); err != nil {
 			return loss, err
 		}
