@@ -2,7 +2,8 @@
 # Layer-2 benchmark: samples per second of every distributed scheme at
 # np=1 and np=2 on one model (the mlp preset on synthetic 1x28x28 data),
 # with the fraction of the optimizer's time spent communicating, from the
-# per-step CSVs that rank 0 writes. One backend thread per rank, so np=2
+# per-step CSVs that rank 0 writes. MODEL (default mlp; lenet also fits
+# the 1x28x28 data), STEPS, BATCH and REPEATS may be set. One backend thread per rank, so np=2
 # uses the machine's two cores and np=1 one of them.
 #
 #   scripts/bench-distributed.sh BIN OUTDIR
@@ -13,6 +14,7 @@
 set -euo pipefail
 bin=${1:?usage: bench-distributed.sh BIN OUTDIR}
 out=${2:?usage: bench-distributed.sh BIN OUTDIR}
+model=${MODEL:-mlp}
 steps=${STEPS:-40}
 repeats=${REPEATS:-3}
 batch=${BATCH:-64}
@@ -20,7 +22,7 @@ schemes=(pssgd asgd dsgd mavg dpsgd allreduce)
 runs="$out/bench-distributed"
 mkdir -p "$runs"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-train=(train --model mlp --dataset synthetic:n=8192,test=64 --batch "$batch" --steps "$steps"
+train=(train --model "$model" --dataset synthetic:n=8192,test=64 --batch "$batch" --steps "$steps"
   --optimizer momentum --lr 0.01 --threads 1)
 
 # rate CSV NP: samples/s over all ranks, and the communication fraction,
@@ -70,7 +72,7 @@ for c in "${configs[@]}"; do
 done
 
 {
-  echo "mlp (407,050 parameters) on synthetic 1x28x28 data, batch $batch per rank, momentum SGD, $steps steps, 1 thread per rank; mavg averages every 4 steps."
+  echo "$model on synthetic 1x28x28 data, batch $batch per rank, momentum SGD, $steps steps, 1 thread per rank; mavg averages every 4 steps."
   echo "samples/s counts every rank's samples (rank 0's × np) over steps 2..$steps, median of $repeats runs; comm fraction = time in MPI calls / time in the optimizer's steps, on rank 0."
   echo
   echo "| scheme | samples/s np=1 | samples/s np=2 | speed-up | comm fraction np=1 | comm fraction np=2 |"
