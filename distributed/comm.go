@@ -13,7 +13,7 @@ import (
 //	all-reduce       sends and receives the buffer once (size > 1)
 //	broadcast        the root sends the buffer to each other rank; the others receive it once
 //	gather           a non-root sends its part; the root receives every other rank's part
-//	send / receive   the message
+//	send / receive   the message (also a receive from any rank)
 //	ring exchange    sends the buffer to each distinct neighbour and receives each neighbour's
 //
 // A job of one process moves nothing.

@@ -4,12 +4,14 @@
 // It has three parts:
 //
 //   - Comm, a communicator: rank, size, barrier, all-reduce (sum and mean)
-//     of float32 buffers, broadcast, send/receive, gather and exchange with
-//     ring neighbours. It meters what it moves (bytes sent and received)
-//     and the time spent in communication. MPI does the moving: the
-//     Transport behind a Comm is github.com/emer/empi/v2/mpi over Open MPI,
-//     compiled only with the build tag mpi (see Init); without the tag
-//     Init says how to get that build. Self is the one-process transport.
+//     of float32 buffers, broadcast, send/receive (also from any rank),
+//     gather and exchange with ring neighbours. It meters what it moves
+//     (bytes sent and received) and the time spent in communication. MPI
+//     does the moving: the Transport behind a Comm is
+//     github.com/emer/empi/v2/mpi over Open MPI (plus one MPI_Probe of our
+//     own, which empi lacks), compiled only with the build tag mpi (see
+//     Init); without the tag Init says how to get that build. Self is the
+//     one-process transport.
 //   - Distributed optimizers (New, Schemes) that wrap any reference
 //     optimizer (an optimizer.UpdateRuleOptimizer) through the Network API:
 //     pssgd, asgd, dsgd, mavg, dpsgd and allreduce. They all start from rank
