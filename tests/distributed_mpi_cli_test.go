@@ -158,4 +158,19 @@ func TestMPITrainFailures(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "started by mpirun with 2 ranks: give --distributed SCHEME") {
 		t.Errorf("mpirun without --distributed: exit %d, stderr:\n%s", code, stderr)
 	}
+	// Bad distributed flags are usage errors (status 2), found before any
+	// rank starts.
+	for _, c := range []struct{ args, msg string }{
+		{"--distributed ring", `unknown --distributed scheme "ring"`},
+		{"--distributed dsgd --impl native", "--distributed wraps a reference optimizer"},
+		{"--distributed mavg --average-every 0", "--average-every must be positive"},
+		{"--distributed dsgd --sampling sideways", "--sampling must be partitioned or replicated"},
+		{"--np -1", "--np -1 is negative"},
+	} {
+		args := append([]string{"train", "--model", "mlp", "--dataset", "synthetic:n=64", "--steps", "1"}, strings.Fields(c.args)...)
+		_, stderr, code := runMPI(t, bin, args...)
+		if code != 2 || !strings.Contains(stderr, c.msg) {
+			t.Errorf("d500 train %s: exit %d, want 2 and %q in:\n%s", c.args, code, c.msg, stderr)
+		}
+	}
 }
