@@ -88,18 +88,21 @@ func TestMPITrainEveryScheme(t *testing.T) {
 			t.Errorf("%s: %d summaries, want rank 0's only:\n%s", scheme, n, stdout)
 		}
 		rows := readCSV(t, csvPath)
-		want := "epoch,step,samples,seconds,loss,train_accuracy,test_accuracy,lr,ranks,bytes_sent,bytes_received,comm_seconds,compute_seconds"
+		want := "epoch,step,samples,seconds,loss,train_accuracy,test_accuracy,lr,ranks,global_samples,bytes_sent,bytes_received,comm_seconds,compute_seconds"
 		if got := strings.Join(rows[0], ","); got != want {
 			t.Fatalf("%s: header %q", scheme, got)
 		}
 		if len(rows) != 1+4+1 {
 			t.Fatalf("%s: %d rows, want 4 steps and 1 evaluation", scheme, len(rows)-1)
 		}
-		for _, r := range rows[1:5] {
-			sent, _ := strconv.Atoi(r[9])
-			recv, _ := strconv.Atoi(r[10])
-			comm, _ := strconv.ParseFloat(r[11], 64)
-			comp, _ := strconv.ParseFloat(r[12], 64)
+		for i, r := range rows[1:5] {
+			sent, _ := strconv.Atoi(r[10])
+			recv, _ := strconv.Atoi(r[11])
+			comm, _ := strconv.ParseFloat(r[12], 64)
+			comp, _ := strconv.ParseFloat(r[13], 64)
+			if r[2] != strconv.Itoa(16*(i+1)) || r[9] != strconv.Itoa(32*(i+1)) {
+				t.Errorf("%s: step %d used %s samples on rank 0 and %s in all, want %d and %d", scheme, i+1, r[2], r[9], 16*(i+1), 32*(i+1))
+			}
 			// mavg talks every second step; asgd's rank 0 sends and
 			// receives every step. Every other scheme moves data every step.
 			quiet := scheme == "mavg" && r[1] == "1" || scheme == "mavg" && r[1] == "3"
@@ -129,8 +132,8 @@ func TestMPITrainNP(t *testing.T) {
 	}
 	// allreduce of the mlp's 407,050 float32 parameters: each rank sends
 	// and receives the whole fused buffer once per step.
-	if rows[1][9] != "1628200" || rows[1][10] != "1628200" {
-		t.Errorf("bytes of one fused all-reduce step: sent %s received %s, want 1628200", rows[1][9], rows[1][10])
+	if rows[1][10] != "1628200" || rows[1][11] != "1628200" {
+		t.Errorf("bytes of one fused all-reduce step: sent %s received %s, want 1628200", rows[1][10], rows[1][11])
 	}
 	// An epoch of 256 samples in batches of 32 per rank: 4 steps when the
 	// two ranks split the set, 8 when each has all of it.

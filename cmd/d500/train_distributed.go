@@ -197,22 +197,25 @@ func (d *distTrain) newCSV(w io.Writer) *tickers.CSV {
 	return tickers.NewCSVColumns(w, distColumns{d})
 }
 
-// distColumns are the layer-2 figures of each step on rank 0: bytes it
-// sent and received, and the step's seconds in communication and in
-// computation (their sum is the step's time in the optimizer), plus the
-// number of ranks.
+// distColumns are the layer-2 figures of each step on rank 0: the number
+// of ranks, the samples all ranks have used (samples is rank 0's: every
+// rank takes the same number of steps of the same batch size), bytes rank
+// 0 sent and received, and the step's seconds in communication (including
+// waiting for the other ranks) and in computation; their sum is the
+// step's time in the optimizer.
 type distColumns struct{ d *distTrain }
 
 func (distColumns) Names() []string {
-	return []string{"ranks", "bytes_sent", "bytes_received", "comm_seconds", "compute_seconds"}
+	return []string{"ranks", "global_samples", "bytes_sent", "bytes_received", "comm_seconds", "compute_seconds"}
 }
 
 func (c distColumns) Cells(e runner.Event) []string {
-	ranks := strconv.Itoa(c.d.comm.Size())
+	n := c.d.comm.Size()
+	ranks, global := strconv.Itoa(n), strconv.Itoa(n*e.Samples)
 	if e.Kind != runner.AfterStep || c.d.opt == nil {
-		return []string{ranks, "", "", "", ""}
+		return []string{ranks, global, "", "", "", ""}
 	}
 	s := c.d.opt.LastStep()
-	return []string{ranks, strconv.FormatInt(s.BytesSent, 10), strconv.FormatInt(s.BytesReceived, 10),
+	return []string{ranks, global, strconv.FormatInt(s.BytesSent, 10), strconv.FormatInt(s.BytesReceived, 10),
 		strconv.FormatFloat(s.Seconds, 'f', 6, 64), strconv.FormatFloat(s.ComputeSeconds, 'f', 6, 64)}
 }
