@@ -25,20 +25,24 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 train=(train --model "$model" --dataset synthetic:n=8192,test=64 --batch "$batch" --steps "$steps"
   --optimizer momentum --lr 0.01 --threads 1)
 
-# rate CSV NP: samples/s over all ranks, and the communication fraction,
-# over the step rows after the first (which also pays start-up costs).
+# rate CSV NP: samples/s over all ranks, the communication fraction and
+# rank 0's megabytes sent plus received per step, over the step rows
+# after the first (which also pays start-up costs).
 rate() {
   awk -F, -v np="$2" '
     NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
     $col["loss"] == "" { next }   # evaluation rows
     { n++ }
     n == 1 { s0 = $col["samples"]; t0 = $col["seconds"]; next }
-    { s1 = $col["samples"]; t1 = $col["seconds"]
-      if ("comm_seconds" in col) { comm += $col["comm_seconds"]; comp += $col["compute_seconds"] } }
+    { s1 = $col["samples"]; t1 = $col["seconds"]; m++
+      if ("comm_seconds" in col) {
+        comm += $col["comm_seconds"]; comp += $col["compute_seconds"]
+        bytes += $col["bytes_sent"] + $col["bytes_received"]
+      } }
     END {
-      if (t1 <= t0) { print "- -"; exit }
+      if (t1 <= t0) { print "- - -"; exit }
       frac = (comm + comp > 0) ? comm / (comm + comp) : 0
-      printf "%.1f %.3f\n", np * (s1 - s0) / (t1 - t0), frac
+      printf "%.1f %.3f %.2f\n", np * (s1 - s0) / (t1 - t0), frac, bytes / m / 1e6
     }' "$1"
 }
 
@@ -60,29 +64,29 @@ for i in $(seq "$repeats"); do
     fi
   done
 done
-printf 'scheme\tnp\tsamples_per_s\tcomm_fraction\n' > "$out/bench-distributed.tsv"
+printf 'scheme\tnp\tsamples_per_s\tcomm_fraction\tmb_per_step\n' > "$out/bench-distributed.tsv"
 for c in "${configs[@]}"; do
   read -r s np <<< "$c"
   name=$s-np$np
   [ "$s" = single ] && name=single
-  read -r r f < <(for i in $(seq "$repeats"); do rate "$runs/$name-$i.csv" "$np"; done |
+  read -r r f mb < <(for i in $(seq "$repeats"); do rate "$runs/$name-$i.csv" "$np"; done |
     sort -g | awk '{ line[NR] = $0 } END { print line[int((NR + 1) / 2)] }')
   [ "$s" = single ] && s=none
-  printf '%s\t%s\t%s\t%s\n' "$s" "$np" "$r" "$f" >> "$out/bench-distributed.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$s" "$np" "$r" "$f" "$mb" >> "$out/bench-distributed.tsv"
 done
 
 {
   echo "$model on synthetic 1x28x28 data, batch $batch per rank, momentum SGD, $steps steps, 1 thread per rank; mavg averages every 4 steps."
-  echo "samples/s counts every rank's samples (rank 0's × np) over steps 2..$steps, median of $repeats runs; comm fraction = time in MPI calls / time in the optimizer's steps, on rank 0."
+  echo "samples/s counts every rank's samples (rank 0's × np) over steps 2..$steps, median of $repeats runs; comm fraction = time in MPI calls (waiting included) / time in the optimizer's steps, on rank 0; MB/step = rank 0's megabytes sent + received per step at np=2."
   echo
-  echo "| scheme | samples/s np=1 | samples/s np=2 | speed-up | comm fraction np=1 | comm fraction np=2 |"
-  echo "|---|---:|---:|---:|---:|---:|"
-  awk -F'\t' 'NR > 1 { r[$1, $2] = $3; f[$1, $2] = $4; if (!seen[$1]++) order[++n] = $1 }
+  echo "| scheme | samples/s np=1 | samples/s np=2 | speed-up | comm fraction np=1 | comm fraction np=2 | MB/step np=2 |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  awk -F'\t' 'NR > 1 { r[$1, $2] = $3; f[$1, $2] = $4; mb[$1, $2] = $5; if (!seen[$1]++) order[++n] = $1 }
     END {
       for (i = 1; i <= n; i++) {
         s = order[i]
-        if (s == "none") { printf "| single process | %s | | | %s | |\n", r[s, 1], f[s, 1]; continue }
-        printf "| %s | %s | %s | %.2f | %s | %s |\n", s, r[s, 1], r[s, 2], r[s, 2] / r[s, 1], f[s, 1], f[s, 2]
+        if (s == "none") { printf "| single process | %s | | | %s | | |\n", r[s, 1], f[s, 1]; continue }
+        printf "| %s | %s | %s | %.2f | %s | %s | %s |\n", s, r[s, 1], r[s, 2], r[s, 2] / r[s, 1], f[s, 1], f[s, 2], mb[s, 2]
       }
     }' "$out/bench-distributed.tsv"
 } > "$out/bench-distributed.md"
