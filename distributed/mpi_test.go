@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 
 // launch runs the test named name on two ranks and returns mpirun's
 // combined output. The deadline only guards against a hang.
-func launch(t *testing.T, name string) (string, error) {
+func launch(t *testing.T, name string, np int) (string, error) {
 	t.Helper()
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
@@ -52,7 +52,7 @@ func launch(t *testing.T, name string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, "-np", "2", "--oversubscribe", os.Args[0], "-test.run", "^"+name+"$", "-test.v", "-test.count=1")
+	cmd := exec.CommandContext(ctx, mpirun, "-np", fmt.Sprint(np), "--oversubscribe", os.Args[0], "-test.run", "^"+name+"$", "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
@@ -78,7 +78,7 @@ func mustOK(t *testing.T, err error) {
 
 func TestRanks(t *testing.T) {
 	if world == nil {
-		out, err := launch(t, "TestRanks")
+		out, err := launch(t, "TestRanks", 2)
 		if err != nil {
 			t.Fatalf("mpirun -np 2: %v\n%s", err, out)
 		}
@@ -99,7 +99,7 @@ func TestRanks(t *testing.T) {
 
 func TestAbortEndsEveryRank(t *testing.T) {
 	if world == nil {
-		out, err := launch(t, "TestAbortEndsEveryRank")
+		out, err := launch(t, "TestAbortEndsEveryRank", 2)
 		var exit *exec.ExitError
 		if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 			t.Fatalf("mpirun ended with %v, want a non-zero exit status:\n%s", err, out)
@@ -405,4 +405,98 @@ func testASGDConverges(t *testing.T) {
 	after := lossOf(a)
 	must(t, after < before/2, "asgd: loss on all data %g → %g after 80 steps, want at least halved", before, after)
 	t.Logf("rank %d: asgd loss on all 64 samples %.4f → %.4f in 80 steps", world.Rank(), before, after)
+}
+
+// Three ranks: the ring has distinct left and right neighbours, dpsgd
+// mixes three parameter sets, and asgd's server takes two workers'
+// gradients in whatever order they arrive.
+func TestThreeRanks(t *testing.T) {
+	if world == nil {
+		out, err := launch(t, "TestThreeRanks", 3)
+		if err != nil {
+			t.Fatalf("mpirun -np 3: %v\n%s", err, out)
+		}
+		if n := strings.Count(out, "--- PASS: TestThreeRanks "); n != 3 {
+			t.Fatalf("TestThreeRanks passed on %d ranks, want 3:\n%s", n, out)
+		}
+		return
+	}
+	must(t, world.Size() == 3, "run with 3 ranks, got %d", world.Size())
+	r := world.Rank()
+
+	l, rt := make([]float32, 1), make([]float32, 1)
+	mustOK(t, world.RingExchange([]float32{float32(10 * r)}, l, rt))
+	must(t, l[0] == float32(10*((r+2)%3)) && rt[0] == float32(10*((r+1)%3)), "rank %d heard %v from the left, %v from the right", r, l, rt)
+	buf := []float32{float32(r)}
+	mustOK(t, world.AllReduceMean(buf))
+	must(t, buf[0] == 1, "mean of 0, 1, 2: %v", buf)
+
+	// dpsgd against its replay: x_i ← (x_{i-1} + x_i + x_{i+1})/3 − lr·g_i(x_i).
+	const lr, steps = 0.05, 4
+	sim := newTinyNet(t, 11)
+	init := sim.params(t)
+	batch := func(rank, k int) map[string]onnx.Value {
+		from := k*12 + rank*4
+		return sim.rows(t, tinyData(64), from, from+4)
+	}
+	x := [3][]float32{init, init, init}
+	for k := 0; k < steps; k++ {
+		var next [3][]float32
+		for i := range 3 {
+			g := gradAt(t, sim, x[i], batch(i, k))
+			m := make([]float32, len(init))
+			for j := range m {
+				m[j] = (x[(i+2)%3][j] + x[i][j] + x[(i+1)%3][j]) / 3
+			}
+			next[i] = sgdStep(m, g, lr)
+		}
+		x = next
+	}
+	tn := newTinyNet(t, 11)
+	o, err := New("dpsgd", world, tn.net, tn.loss, rule(t, "sgd"), Options{})
+	mustOK(t, err)
+	for k := 0; k < steps; k++ {
+		_, err := o.Step(tn.rows(t, tinyData(64), k*12+r*4, k*12+r*4+4))
+		mustOK(t, err)
+	}
+	d := maxAbsDiff(tn.params(t), x[r])
+	must(t, d < 1e-6, "dpsgd on rank %d of 3 differs from its replay by %g", r, d)
+
+	// The consistent schemes stay identical on three ranks.
+	for _, scheme := range []string{"pssgd", "dsgd", "allreduce"} {
+		tn := newTinyNet(t, 11)
+		o, err := New(scheme, world, tn.net, tn.loss, rule(t, "adam"), Options{})
+		mustOK(t, err)
+		for k := 0; k < steps; k++ {
+			_, err := o.Step(tn.rows(t, tinyData(64), k*12+r*4, k*12+r*4+4))
+			mustOK(t, err)
+			must(t, sameOnAllRanks(t, tn.params(t)), "%s: ranks differ after step %d", scheme, k+1)
+		}
+	}
+
+	// asgd with two workers ends (every worker is served once per step)
+	// and lowers the loss of rank 0's model on all the data.
+	tn = newTinyNet(t, 11)
+	o, err = New("asgd", world, tn.net, tn.loss, rule(t, "sgd"), Options{})
+	mustOK(t, err)
+	all := tn.rows(t, tinyData(64), 0, 64)
+	lossOf := func() float64 {
+		out, err := tn.net.Inference(all)
+		mustOK(t, err)
+		l, err := scalar(out[tn.loss], tn.loss)
+		mustOK(t, err)
+		return l
+	}
+	before := lossOf()
+	for epoch := 0; epoch < 15; epoch++ {
+		for k := 0; k < 5; k++ {
+			_, err := o.Step(tn.rows(t, tinyData(64), k*12+r*4, k*12+r*4+4))
+			mustOK(t, err)
+		}
+	}
+	if r == 0 {
+		after := lossOf()
+		must(t, after < before/2, "asgd on 3 ranks: loss %g → %g after 75 steps, want at least halved", before, after)
+	}
+	mustOK(t, world.Barrier())
 }
