@@ -12,7 +12,7 @@ STRICT ?=
 FUZZTIME ?= 10s
 OUT := out
 
-.PHONY: all setup onnxruntime build run test generate fuzz clean crosscheck-pytorch
+.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch bench-distributed
 
 all: build
 
@@ -25,6 +25,10 @@ onnxruntime:
 
 build:
 	$(GO) build -o bin/d500 ./cmd/d500
+
+# d500 with distributed training over Open MPI (cgo, -tags mpi).
+build-mpi: setup
+	$(GO) build -tags mpi -o bin/d500-mpi ./cmd/d500
 
 # The main job. First the conformance report of the $(BACKEND) backend
 # over the four suites (out/conformance-$(BACKEND).{json,csv,log}); exit
@@ -65,6 +69,12 @@ test: setup
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -timeout 45m ./...
+	@# Distributed training: the mpi build, and its tests under mpirun -np 2.
+	@# The tests/ ones build and run d500, which go test's cache cannot see
+	@# change: -count=1 runs them every time.
+	$(GO) vet -tags mpi ./distributed/ ./cmd/d500/ ./tests/
+	$(GO) test -tags mpi -timeout 15m ./distributed/
+	$(GO) test -tags mpi -timeout 15m -count=1 -run '^TestMPI' ./tests/
 
 # Cross-framework check: LeNet trained for one epoch by d500 and by
 # PyTorch (Debian's python3-torch) from the same weights on the same
@@ -85,6 +95,12 @@ generate: setup
 
 fuzz: setup
 	@FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
+
+# Samples per second of every distributed scheme at np=1 and np=2, with
+# the communication fraction: out/bench-distributed.md (and .tsv).
+bench-distributed: build-mpi
+	@mkdir -p $(OUT)
+	scripts/bench-distributed.sh bin/d500-mpi $(OUT)
 
 clean:
 	rm -rf bin $(OUT)

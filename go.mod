@@ -3,6 +3,7 @@ module github.com/deep500/deep500-go
 go 1.26.8
 
 require (
+	github.com/emer/empi/v2 v2.0.0-dev0.0.4
 	github.com/yalue/onnxruntime_go v1.27.0
 	golang.org/x/sys v0.49.0
 	gonum.org/v1/plot v0.17.0

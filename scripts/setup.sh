@@ -5,13 +5,14 @@
 #
 #   Debian packages  protobuf-compiler (protoc), libonnx-dev (onnx.proto),
 #                    libonnx-testdata (ONNX's conformance cases),
-#                    dataset-fashion-mnist (the IDX files of Fashion-MNIST)
+#                    dataset-fashion-mnist (the IDX files of Fashion-MNIST),
+#                    openmpi-bin libopenmpi-dev pkgconf (MPI for -tags mpi)
 #   Go modules       go mod download
 #   protoc-gen-go    v1.36.12, the version the committed bindings name
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist)
+debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist openmpi-bin libopenmpi-dev pkgconf)
 protoc_gen_go_version=v1.36.12
 
 missing=()

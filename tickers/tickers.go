@@ -31,8 +31,9 @@ var CSVHeader = []string{"epoch", "step", "samples", "seconds", "loss", "train_a
 // row are flushed at once, so an interrupted run keeps what it recorded.
 // Err reports the first write error.
 type CSV struct {
-	w   *csv.Writer
-	err error
+	w     *csv.Writer
+	err   error
+	extra Columns // NewCSVColumns
 }
 
 // NewCSV writes the header to w and returns the ticker.
@@ -69,8 +70,12 @@ func (c *CSV) Event(e runner.Event) {
 	default:
 		return
 	}
-	c.write([]string{strconv.Itoa(e.Epoch), strconv.Itoa(e.Step), strconv.Itoa(e.Samples),
-		strconv.FormatFloat(e.Seconds, 'f', 6, 64), cell(loss), cell(train), cell(test), cell(e.LR)})
+	row := []string{strconv.Itoa(e.Epoch), strconv.Itoa(e.Step), strconv.Itoa(e.Samples),
+		strconv.FormatFloat(e.Seconds, 'f', 6, 64), cell(loss), cell(train), cell(test), cell(e.LR)}
+	if c.extra != nil {
+		row = append(row, c.extra.Cells(e)...)
+	}
+	c.write(row)
 }
 
 // Err is the first error writing the CSV.

@@ -20,7 +20,7 @@ import (
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx]"
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--distributed SCHEME [--np N]]"
 
 // loadModel reads an ONNX file or builds a preset (a name without ".onnx"
 // that is not an existing file).
@@ -161,7 +161,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	normalize := fs.Bool("normalize", true, "normalise the images of a known dataset (fashion-mnist, mnist, cifar10) by its per-channel mean and standard deviation")
 	csvPath := fs.String("csv", "", "write one row per step and per evaluation to `FILE`")
 	plotDir := fs.String("plot", "", "draw the run's figures (PNG and SVG) into `DIR`; the CSV goes to DIR/train.csv unless --csv names it")
-	distributed := fs.String("distributed", "", "distributed scheme (not available yet)")
+	dist := addDistributedFlags(fs) // train_distributed.go
 	saveModel := fs.String("save-model", "", "write the trained model to `OUT.onnx`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
 	batchNorm := fs.String("batchnorm", "batch", "BatchNormalization while training: batch (batch statistics, running ones updated, as PyTorch's train mode) or frozen (the model's own mode; the presets' running statistics stay fixed)")
@@ -180,8 +180,6 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--model and --dataset are required")
 	case *impl != "reference" && *impl != "native":
 		return usageError(fs, stderr, "--impl must be reference or native, got %q", *impl)
-	case *distributed != "":
-		return usageError(fs, stderr, "--distributed is not available yet")
 	case *epochs > 0 && *steps > 0:
 		return usageError(fs, stderr, "give --epochs or --steps, not both")
 	case *epochs < 0 || *steps < 0 || *batch <= 0 || *threads < 0:
@@ -227,10 +225,21 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if _, err := backend.Get(*backendName); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	if err := dist.check(*impl); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
+	if dist.relaunch() {
+		return dist.launch(args, stdout, stderr)
+	}
 	fail := func(err error) int {
+		dist.abort(err) // ends every rank of a distributed run
 		fmt.Fprintf(stderr, "d500 train: %v\n", err)
 		return exitFail
 	}
+	if err := dist.start(&stdout, csvPath, plotDir, saveModel); err != nil {
+		return fail(err)
+	}
+	defer dist.finish()
 
 	setup, err := newTrainingSetup(setupOptions{model: *modelSpec, seed: *seed, loss: kind, backend: *backendName,
 		threads: *threads, batchNorm: *batchNorm, eval: true})
@@ -244,13 +253,17 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	trainSet, trainSeed, err := dist.trainSet(trainSet, *seed, !*noShuffle)
+	if err != nil {
+		return fail(err)
+	}
 	var transforms []runner.Transform
 	if *normalize {
 		if n, ok := runner.StandardNormalize(*dataset); ok {
 			transforms = append(transforms, n)
 		}
 	}
-	opts := runner.SamplerOptions{BatchSize: *batch, Seed: *seed, Transforms: transforms}
+	opts := runner.SamplerOptions{BatchSize: *batch, Seed: trainSeed, Transforms: transforms}
 	var tr, te *runner.Sampler
 	if *noShuffle {
 		tr, err = runner.NewOrdered(trainSet, opts)
@@ -260,7 +273,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	if testSet != nil {
+	if testSet != nil && dist.isRoot() {
 		if te, err = runner.NewOrdered(testSet, runner.SamplerOptions{BatchSize: *batch, Transforms: transforms}); err != nil {
 			return fail(err)
 		}
@@ -285,7 +298,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		defer f.Close()
-		csvT = tickers.NewCSV(f)
+		csvT = dist.newCSV(f)
 		listeners = append(listeners, csvT)
 	}
 	// The NaN abort comes first, so no other ticker sees the step after it.
@@ -307,6 +320,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("--impl native: %w", err))
 		}
 		rule, opt = nat.Rule, nat
+	}
+	if opt, err = dist.wrap(opt, net, loss, rule); err != nil {
+		return fail(err)
 	}
 	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
 		Hyper: rule.(optimizer.Tunable).Hyperparameters(), Input: input, Labels: labels, Output: output, Loss: loss,
@@ -332,7 +348,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	// flushed row by row, the figures are drawn from it, and the model is
 	// saved unless the run ended on an error other than an interruption
 	// (a NaN loss leaves parameters not worth keeping).
+	var firstErr error
 	failed := func(err error) int {
+		if firstErr == nil {
+			firstErr = err
+		}
 		fmt.Fprintf(stderr, "d500 train: %v\n", err)
 		return exitFail
 	}
@@ -360,11 +380,15 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%d figures written to %s\n", len(files), *plotDir)
 		}
 	}
+	if firstErr != nil {
+		// In a distributed run the other ranks may be waiting for this
+		// one in a collective: end them all, now that what this rank
+		// had to write is written.
+		dist.abort(firstErr)
+	}
 	return status
 }
 
-// saveTrained writes the model as given (without the loss) with the
-// network's current parameters as its initializers.
 // lossKindList names the losses --loss accepts.
 func lossKindList() string {
 	var names []string
@@ -374,6 +398,8 @@ func lossKindList() string {
 	return strings.Join(names, ", ")
 }
 
+// saveTrained writes the model as given (without the loss) with the
+// network's current parameters as its initializers.
 func saveTrained(net network.Network, spec string, seed uint64, out string) error {
 	m, err := loadModel(spec, seed)
 	if err != nil {
