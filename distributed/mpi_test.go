@@ -383,7 +383,7 @@ func testASGDConverges(t *testing.T) {
 		b := tn.rows(t, data, 0, 64)
 		out, err := tn.net.Inference(b)
 		mustOK(t, err)
-		l, err := scalar(out[tn.loss], tn.loss)
+		l, err := network.LossValue(out, tn.loss)
 		mustOK(t, err)
 		return l
 	}
@@ -483,7 +483,7 @@ func TestThreeRanks(t *testing.T) {
 	lossOf := func() float64 {
 		out, err := tn.net.Inference(all)
 		mustOK(t, err)
-		l, err := scalar(out[tn.loss], tn.loss)
+		l, err := network.LossValue(out, tn.loss)
 		mustOK(t, err)
 		return l
 	}

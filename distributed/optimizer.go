@@ -204,7 +204,7 @@ func (b *base) backprop(batch map[string]onnx.Value) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	loss, err := scalar(out[b.loss], b.loss)
+	loss, err := network.LossValue(out, b.loss)
 	if err != nil {
 		return 0, err
 	}
@@ -304,20 +304,6 @@ func unpack(ts []*onnx.Tensor, flat []float32) {
 	}
 }
 
-// scalar reads the single element of a float loss value.
-func scalar(v onnx.Value, name string) (float64, error) {
-	t, ok := v.(*onnx.Tensor)
-	if !ok || t.Len() != 1 {
-		return 0, fmt.Errorf("loss %q is not a one-element tensor (got %s)", name, onnx.DescribeValue(v))
-	}
-	switch d := t.Data.(type) {
-	case []float32:
-		return float64(d[0]), nil
-	case []float64:
-		return d[0], nil
-	}
-	return 0, fmt.Errorf("loss %q is %v, not float or double", name, t.Type)
-}
 
 // step runs body between the metering marks and names the scheme and rank
 // in its error.

@@ -146,25 +146,8 @@ func (b *Builder) node(opType, name string, inputs []string, shape []int64, attr
 }
 
 // typeNode sets n.Op to the registered operator of the node's opset, as
-// loading a model does. The typed operator copies the node's input and
-// output names, so a node renamed afterwards must be typed again.
-func typeNode(n *onnx.Node) error {
-	since, ctor, ok := onnx.LookupOperator(n.Domain, n.OpType, n.Opset)
-	if !ok {
-		return fmt.Errorf("node %v: operator %s is not registered at opset %d", n, n.OpType, n.Opset)
-	}
-	op, err := ctor(n, since)
-	if err != nil {
-		return fmt.Errorf("node %v: %w", n, err)
-	}
-	if v, ok := op.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("node %v: %w", n, err)
-		}
-	}
-	n.Op = op
-	return nil
-}
+// loading a model does.
+func typeNode(n *onnx.Node) error { return onnx.TypeNode(n) }
 
 // param adds a float initializer named node.suffix.
 func (b *Builder) param(node, suffix string, data []float32, shape ...int) string {

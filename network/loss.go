@@ -180,25 +180,11 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 // lossTypeNode types a node AppendLoss adds.
 func lossTypeNode(n *onnx.Node) error { return typeNode(n, "append loss") }
 
-// typeNode sets n.Op to the registered operator of n's domain at n.Opset,
-// as loading a model does, and validates it; errors start with context.
-// The typed operator copies the node's names and attributes, so a node
-// changed afterwards must be typed again.
+// typeNode is onnx.TypeNode with errors that start with context.
 func typeNode(n *onnx.Node, context string) error {
-	since, ctor, ok := onnx.LookupOperator(n.Domain, n.OpType, n.Opset)
-	if !ok {
-		return fmt.Errorf("%s: operator %s (domain %q, opset %d) is not registered; import package ops", context, n.OpType, n.Domain, n.Opset)
-	}
-	op, err := ctor(n, since)
-	if err != nil {
+	if err := onnx.TypeNode(n); err != nil {
 		return fmt.Errorf("%s: %w", context, err)
 	}
-	if v, ok := op.(interface{ Validate() error }); ok {
-		if err := v.Validate(); err != nil {
-			return fmt.Errorf("%s: %w", context, err)
-		}
-	}
-	n.Op = op
 	return nil
 }
 
@@ -328,4 +314,24 @@ func lossSetOpset(g *onnx.Graph, opset int64) {
 		}
 		return nil
 	})
+}
+
+// LossValue reads the value of the loss named name from a run's outputs:
+// a one-element float or double tensor.
+func LossValue(outputs map[string]onnx.Value, name string) (float64, error) {
+	v, ok := outputs[name]
+	if !ok {
+		return 0, fmt.Errorf("loss %q is not among the outputs", name)
+	}
+	t, ok := v.(*onnx.Tensor)
+	if !ok || t.Len() != 1 {
+		return 0, fmt.Errorf("loss %q is not a one-element tensor (got %s)", name, onnx.DescribeValue(v))
+	}
+	switch d := t.Data.(type) {
+	case []float32:
+		return float64(d[0]), nil
+	case []float64:
+		return d[0], nil
+	}
+	return 0, fmt.Errorf("loss %q is %v, not float or double", name, t.Type)
 }

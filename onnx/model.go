@@ -281,6 +281,25 @@ func (d *decoder) typeOperator(n *Node, opsets map[string]int64) error {
 		n.Op = &UnknownOperator{Type: n.OpType, Dom: n.Domain, Opset: opset}
 		return nil
 	}
+	return construct(n, since, ctor)
+}
+
+// TypeNode gives a node built in code its typed operator: the one
+// registered for its domain and op type at n.Opset, validated, as loading
+// a model does. The typed operator copies the node's names and attributes,
+// so a node changed afterwards must be typed again. An operator not
+// registered (package ops not imported, or no such version) is an error.
+func TypeNode(n *Node) error {
+	since, ctor, ok := LookupOperator(n.Domain, n.OpType, n.Opset)
+	if !ok {
+		return fmt.Errorf("node %v: operator %s (domain %q) is not registered at opset %d; import package ops", n, n.OpType, n.Domain, n.Opset)
+	}
+	return construct(n, since, ctor)
+}
+
+// construct builds and validates n's operator with the registered
+// constructor of schema version since.
+func construct(n *Node, since int, ctor OperatorConstructor) error {
 	op, err := ctor(n, since)
 	if err != nil {
 		return fmt.Errorf("node %v: %w", n, err)

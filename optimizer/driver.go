@@ -49,7 +49,7 @@ func (d *Driver) Step(batch map[string]onnx.Value) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	loss, err := scalar(out[d.Loss], d.Loss)
+	loss, err := network.LossValue(out, d.Loss)
 	if err != nil {
 		return 0, err
 	}
@@ -126,17 +126,3 @@ func scaleTensor(t *onnx.Tensor, s float64) {
 	}
 }
 
-// scalar reads the single element of a float loss value.
-func scalar(v onnx.Value, name string) (float64, error) {
-	t, ok := v.(*onnx.Tensor)
-	if !ok || t.Len() != 1 {
-		return 0, fmt.Errorf("loss %q is not a one-element tensor (got %s)", name, onnx.DescribeValue(v))
-	}
-	switch d := t.Data.(type) {
-	case []float32:
-		return float64(d[0]), nil
-	case []float64:
-		return d[0], nil
-	}
-	return 0, fmt.Errorf("loss %q is %v, not float or double", name, t.Type)
-}

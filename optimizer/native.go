@@ -48,7 +48,7 @@ func (o *Native) Step(batch map[string]onnx.Value) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	loss, err := scalar(out[o.Loss], o.Loss)
+	loss, err := network.LossValue(out, o.Loss)
 	if err != nil {
 		return 0, err
 	}

@@ -408,7 +408,7 @@ func (r *Runner) evaluate(res *Result, ev func(EventKind) Event, emit func(Event
 		if err != nil {
 			return fmt.Errorf("evaluation: %w", err)
 		}
-		loss, err := scalarOf(out[c.Loss], c.Loss)
+		loss, err := network.LossValue(out, c.Loss)
 		if err != nil {
 			return err
 		}
@@ -466,16 +466,3 @@ func Correct(v onnx.Value, labels []int64) (int, error) {
 	return right, nil
 }
 
-func scalarOf(v onnx.Value, name string) (float64, error) {
-	t, ok := v.(*onnx.Tensor)
-	if !ok || t.Len() != 1 {
-		return 0, fmt.Errorf("loss %q is not a one-element tensor (got %s)", name, onnx.DescribeValue(v))
-	}
-	switch d := t.Data.(type) {
-	case []float32:
-		return float64(d[0]), nil
-	case []float64:
-		return d[0], nil
-	}
-	return 0, fmt.Errorf("loss %q is %v, not float or double", name, t.Type)
-}

@@ -15,6 +15,16 @@ cd "$(dirname "$0")/.."
 debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist openmpi-bin libopenmpi-dev pkgconf)
 protoc_gen_go_version=v1.36.12
 
+scripts/apt-install.sh "${debs[@]}"
+
+go mod download
+#   protoc-gen-go    v1.36.12, the version the committed bindings name
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist openmpi-bin libopenmpi-dev pkgconf)
+protoc_gen_go_version=v1.36.12
+
 missing=()
 for p in "${debs[@]}"; do
   # dpkg -s succeeds for removed-but-configured packages too; ask for the

@@ -7,23 +7,13 @@ package native
 // row-major window order, NaN winning) and divides averages by the same
 // count. It reports whether it applied.
 func gradPool2D[T floatElem](k *gradPoolKernel, chunks int, dx, x, dy []T) bool {
-	pl := k.pl
-	g := pl.g
-	mode := k.fwd.mode
-	if mode != poolMax && mode != poolAvg {
+	pl, mode := k.pl, k.fwd.mode
+	f, ok := newPoolFast2D(mode, pl.g)
+	if !ok {
 		return false
 	}
-	switch len(g.in) {
-	case 1:
-		g = as2D(g)
-	case 2:
-	default:
-		return false
-	}
-	rows, cols := poolAxisTable(g, 0), poolAxisTable(g, 1)
-	H, W := g.in[0], g.in[1]
-	OH, OW := g.out[0], g.out[1]
-	dh, dw := g.dilations[0], g.dilations[1]
+	rows, cols := f.rows, f.cols
+	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	gradPoolParallel(pl.planes, chunks, func(_, lo, hi int) {
 		for plane := lo; plane < hi; plane++ {
 			src, dst := x[plane*H*W:(plane+1)*H*W], dx[plane*H*W:(plane+1)*H*W]

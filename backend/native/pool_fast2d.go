@@ -48,24 +48,41 @@ func as2D(g *convGeom) *convGeom {
 	}
 }
 
-// pool2D reports whether the fast path applies (1-D or 2-D MaxPool or
-// AveragePool) and runs it.
-func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, x []T, idx []int64) bool {
-	g := pl.g
-	if k.mode != poolMax && k.mode != poolAvg {
-		return false
+// poolFast2D is the geometry of the 1-D and 2-D pooling fast paths
+// (forward and backward): the window tables of both axes and the sizes.
+type poolFast2D struct {
+	g                    *convGeom // 2-D (a 1-D geometry gets a leading axis of 1)
+	rows, cols           []poolAxis
+	H, W, OH, OW, dh, dw int
+}
+
+// newPoolFast2D reports whether the fast paths apply to a pooling of that
+// mode over g (MaxPool or AveragePool in 1 or 2 dimensions) and returns
+// their geometry.
+func newPoolFast2D(mode poolMode, g *convGeom) (poolFast2D, bool) {
+	if mode != poolMax && mode != poolAvg {
+		return poolFast2D{}, false
 	}
 	switch len(g.in) {
 	case 1:
 		g = as2D(g)
 	case 2:
 	default:
+		return poolFast2D{}, false
+	}
+	return poolFast2D{g: g, rows: poolAxisTable(g, 0), cols: poolAxisTable(g, 1),
+		H: g.in[0], W: g.in[1], OH: g.out[0], OW: g.out[1], dh: g.dilations[0], dw: g.dilations[1]}, true
+}
+
+// pool2D reports whether the fast path applies (1-D or 2-D MaxPool or
+// AveragePool) and runs it.
+func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, x []T, idx []int64) bool {
+	f, ok := newPoolFast2D(k.mode, pl.g)
+	if !ok {
 		return false
 	}
-	rows, cols := poolAxisTable(g, 0), poolAxisTable(g, 1)
-	H, W := g.in[0], g.in[1]
-	OH, OW := g.out[0], g.out[1]
-	dh, dw := g.dilations[0], g.dilations[1]
+	g, rows, cols := f.g, f.rows, f.cols
+	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	colMajor := k.storageOrder == 1
 	work := pl.planes * OH
 	grain := max(1, elementwiseGrain/max(1, OW*g.kernelSize()))

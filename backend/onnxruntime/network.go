@@ -3,6 +3,7 @@ package onnxruntime
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -535,7 +536,7 @@ func (n *net) feedInitializer(name string, v onnx.Value) error {
 		return fmt.Errorf("onnxruntime: feed %q: want a tensor, got %s", name, onnx.DescribeValue(v))
 	}
 	old := n.values[name]
-	if old != nil && (old.Type != t.Type || !sameShape(old.Shape, t.Shape)) {
+	if old != nil && (old.Type != t.Type || !slices.Equal(old.Shape, t.Shape)) {
 		return fmt.Errorf("onnxruntime: feed %q: %v%v does not match the current %v%v", name, t.Type, t.Shape, old.Type, old.Shape)
 	}
 	t = t.Clone()
@@ -552,18 +553,6 @@ func (n *net) feedInitializer(name string, v onnx.Value) error {
 	n.destroySession()
 	n.last = nil
 	return nil
-}
-
-func sameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // Params lists the floating-point initializers, in graph order.

@@ -23,9 +23,10 @@ import (
 const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--distributed SCHEME [--np N]]"
 
 // loadModel reads an ONNX file or builds a preset (a name without ".onnx"
-// that is not an existing file).
+// that is not an existing file; a folder of the preset's name does not
+// hide it).
 func loadModel(spec string, seed uint64) (*onnx.Model, error) {
-	if _, err := os.Stat(spec); err == nil || strings.HasSuffix(spec, ".onnx") {
+	if fi, err := os.Stat(spec); err == nil && !fi.IsDir() || strings.HasSuffix(spec, ".onnx") {
 		return onnx.Load(spec)
 	}
 	return models.Preset(spec, seed)
