@@ -115,7 +115,9 @@ func (b *builder) VisitExp(op *ops.Exp) error {
 func (b *builder) VisitLog(op *ops.Log) error {
 	return b.unaryFloat(op.In.Input, op.Out.Output, wrap1(G.Log))
 }
-func (b *builder) VisitSqrt(op *ops.Sqrt) error { return b.unaryFloat(op.In.X, op.Out.Y, wrap1(G.Sqrt)) }
+func (b *builder) VisitSqrt(op *ops.Sqrt) error {
+	return b.unaryFloat(op.In.X, op.Out.Y, wrap1(G.Sqrt))
+}
 func (b *builder) VisitTanh(op *ops.Tanh) error {
 	return b.unaryFloat(op.In.Input, op.Out.Output, wrap1(G.Tanh))
 }
@@ -134,7 +136,9 @@ func (b *builder) VisitSin(op *ops.Sin) error {
 func (b *builder) VisitCos(op *ops.Cos) error {
 	return b.unaryFloat(op.In.Input, op.Out.Output, wrap1(G.Cos))
 }
-func (b *builder) VisitCeil(op *ops.Ceil) error { return b.unaryFloat(op.In.X, op.Out.Y, wrap1(G.Ceil)) }
+func (b *builder) VisitCeil(op *ops.Ceil) error {
+	return b.unaryFloat(op.In.X, op.Out.Y, wrap1(G.Ceil))
+}
 func (b *builder) VisitFloor(op *ops.Floor) error {
 	return b.unaryFloat(op.In.X, op.Out.Y, wrap1(G.Floor))
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 
-
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
