@@ -66,17 +66,15 @@ func shift(x *G.Node, t onnx.DataType, k float64) (*G.Node, error) {
 	return G.Add(x, scalarConst(t, k))
 }
 
-// negRelu is min(x, 0) = −relu(−x).
+// negRelu is min(x, 0) = x − relu(x). (Not −relu(−x): with Gorgonia's
+// relu'(0) = 1 a sum relu(x) + f(−relu(−x)) would count the slope at 0
+// twice.)
 func negRelu(x *G.Node) (*G.Node, error) {
-	nx, err := G.Neg(x)
+	r, err := G.Rectify(x)
 	if err != nil {
 		return nil, err
 	}
-	r, err := G.Rectify(nx)
-	if err != nil {
-		return nil, err
-	}
-	return G.Neg(r)
+	return G.Sub(x, r)
 }
 
 // clamp is min(max(x, lo), hi) for lo ≤ hi, composed as
@@ -205,33 +203,10 @@ func (b *builder) VisitCosh(op *ops.Cosh) error {
 	})
 }
 
-// VisitSoftplus composes relu(x) + log1p(e^−|x|), which equals
-// log(1 + e^x) without overflowing for large x.
+// VisitSoftplus maps onto Gorgonia's Softplus, log1p(e^x) with cut-offs
+// (x for x > 16, 0 below −708 in double) far inside ONNX's tolerance.
 func (b *builder) VisitSoftplus(op *ops.Softplus) error {
-	return b.unaryFloat(op.In.X, op.Out.Y, func(x *G.Node, _ onnx.DataType) (*G.Node, error) {
-		return softplus(x)
-	})
-}
-
-func softplus(x *G.Node) (*G.Node, error) {
-	r, err := G.Rectify(x)
-	if err != nil {
-		return nil, err
-	}
-	a, err := G.Abs(x)
-	if err != nil {
-		return nil, err
-	}
-	if a, err = G.Neg(a); err != nil {
-		return nil, err
-	}
-	if a, err = G.Exp(a); err != nil {
-		return nil, err
-	}
-	if a, err = G.Log1p(a); err != nil {
-		return nil, err
-	}
-	return G.Add(r, a)
+	return b.unaryFloat(op.In.X, op.Out.Y, wrap1(G.Softplus))
 }
 
 // VisitSoftsign composes x / (1 + |x|).
@@ -453,15 +428,14 @@ func lift(n *G.Node, shape []int, r int) (*G.Node, tensor.Shape, error) {
 		ls[i] = 1
 	}
 	copy(ls[r-len(s):], s)
-	m, err := G.Reshape(n, ls)
+	m, err := reshape(n, ls)
 	return m, ls, err
 }
 
 // broadcast prepares x and y for one of Gorgonia's Broadcast* ops: both
 // at the same rank, and the axes each one is repeated along. Adjacent axes
-// that broadcast alike are merged first when the rank exceeds 4
-// (Gorgonia's broadcasting misses axes of high-rank operands), so the op's
-// result may have the merged shape: callers reshape it with finish.
+// that broadcast alike are merged first (see below), so the op's result
+// may have the merged shape: callers reshape it with finish.
 func (b *builder) broadcast(x, y *val) (xn, yn *G.Node, lp, rp []byte, out []int, err error) {
 	if out, err = broadcastShape(x.shape, y.shape); err != nil {
 		return
@@ -478,19 +452,39 @@ func (b *builder) broadcast(x, y *val) (xn, yn *G.Node, lp, rp []byte, out []int
 	}
 	r := max(len(gshape(x.shape)), len(gshape(y.shape)))
 	xs, ys := padShape(gshape(x.shape), r), padShape(gshape(y.shape), r)
-	// Merge runs of axes of one kind: 0 equal, 1 x repeated, 2 y repeated.
+	needs := false
+	for i := range r {
+		needs = needs || xs[i] != ys[i]
+	}
+	if !needs {
+		if xn, _, err = lift(xn, x.shape, r); err != nil {
+			return
+		}
+		yn, _, err = lift(yn, y.shape, r)
+		return
+	}
+	if x.typ != onnx.Float && x.typ != onnx.Double {
+		err = network.Unsupportedf("broadcasting %v operands (Gorgonia broadcasts float and double only)", x.typ)
+		return
+	}
+	// Drop the axes where both are 1 and merge runs of axes of one kind
+	// (0 equal, 1 x repeated, 2 y repeated): Gorgonia's broadcasting, and
+	// the sums of its gradients, go wrong along some axes of tensors with
+	// more axes or with axes of size 1.
 	var mx, my []int
 	last := -1
 	for i := range r {
 		kind := 0
 		switch {
+		case xs[i] == 1 && ys[i] == 1:
+			continue
 		case xs[i] == ys[i]:
 		case xs[i] == 1:
 			kind = 1
 		case ys[i] == 1:
 			kind = 2
 		}
-		if kind == last && r > 4 {
+		if kind == last {
 			mx[len(mx)-1] *= xs[i]
 			my[len(my)-1] *= ys[i]
 			continue
@@ -504,17 +498,23 @@ func (b *builder) broadcast(x, y *val) (xn, yn *G.Node, lp, rp []byte, out []int
 			rp = append(rp, byte(len(mx)-1))
 		}
 	}
-	if (len(lp) > 0 || len(rp) > 0) && x.typ != onnx.Float && x.typ != onnx.Double {
-		err = network.Unsupportedf("broadcasting %v operands (Gorgonia broadcasts float and double only)", x.typ)
-		return
+	if len(mx) == 1 {
+		// Gorgonia broadcasts matrices, not vectors.
+		mx, my = []int{1, mx[0]}, []int{1, my[0]}
+		for i := range lp {
+			lp[i]++
+		}
+		for i := range rp {
+			rp[i]++
+		}
 	}
 	if !slices.Equal(xn.Shape(), mx) {
-		if xn, err = G.Reshape(xn, mx); err != nil {
+		if xn, err = reshape(xn, mx); err != nil {
 			return
 		}
 	}
 	if !slices.Equal(yn.Shape(), my) {
-		yn, err = G.Reshape(yn, my)
+		yn, err = reshape(yn, my)
 	}
 	return
 }
@@ -550,7 +550,7 @@ func finish(n *G.Node, shape []int) (*G.Node, error) {
 	if slices.Equal(n.Shape(), gshape(shape)) {
 		return n, nil
 	}
-	return G.Reshape(n, gshape(shape))
+	return reshape(n, gshape(shape))
 }
 
 type bcastOp func(a, b *G.Node, lp, rp []byte) (*G.Node, error)
@@ -679,7 +679,7 @@ func (b *builder) VisitPRelu(op *ops.PRelu) error {
 			cs[i] = 1
 		}
 		cs[1] = sv.shape[0]
-		if sn, err = G.Reshape(sn, cs); err != nil {
+		if sn, err = reshape(sn, cs); err != nil {
 			return err
 		}
 		sv = &val{n: sn, shape: cs, typ: sv.typ}

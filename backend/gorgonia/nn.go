@@ -64,7 +64,7 @@ func matmul(an, bn *G.Node, as, bs []int) (*G.Node, []int, error) {
 		if k != bs[0] {
 			return nil, nil, fmt.Errorf("MatMul of shapes %v and %v", as, bs)
 		}
-		a2, err := G.Reshape(an, tensor.Shape{m, k})
+		a2, err := reshape(an, tensor.Shape{m, k})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -73,7 +73,7 @@ func matmul(an, bn *G.Node, as, bs []int) (*G.Node, []int, error) {
 			return nil, nil, err
 		}
 		shape := append(slices.Clone(as[:ra-1]), bs[1])
-		res, err = G.Reshape(res, shape)
+		res, err = reshape(res, shape)
 		return res, shape, err
 	case ra > 2 && ra == rb && slices.Equal(as[:ra-2], bs[:rb-2]):
 		batch := onnx.NumElements(as[:ra-2])
@@ -81,11 +81,11 @@ func matmul(an, bn *G.Node, as, bs []int) (*G.Node, []int, error) {
 		if k != bs[rb-2] {
 			return nil, nil, fmt.Errorf("MatMul of shapes %v and %v", as, bs)
 		}
-		a3, err := G.Reshape(an, tensor.Shape{batch, m, k})
+		a3, err := reshape(an, tensor.Shape{batch, m, k})
 		if err != nil {
 			return nil, nil, err
 		}
-		b3, err := G.Reshape(bn, tensor.Shape{batch, k, n})
+		b3, err := reshape(bn, tensor.Shape{batch, k, n})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -94,7 +94,7 @@ func matmul(an, bn *G.Node, as, bs []int) (*G.Node, []int, error) {
 			return nil, nil, err
 		}
 		shape := append(slices.Clone(as[:ra-1]), n)
-		res, err = G.Reshape(res, shape)
+		res, err = reshape(res, shape)
 		return res, shape, err
 	}
 	return nil, nil, network.Unsupportedf("MatMul of shapes %v and %v (broadcast batch dimensions)", as, bs)
@@ -245,7 +245,7 @@ func (s spatial) to4D(x *G.Node, shape []int) (*G.Node, []int, error) {
 		return x, shape, nil
 	}
 	s4 := []int{shape[0], shape[1], 1, shape[2]}
-	y, err := G.Reshape(x, s4)
+	y, err := reshape(x, s4)
 	return y, s4, err
 }
 
@@ -255,7 +255,7 @@ func (s spatial) from4D(y *G.Node, shape4 []int) (*G.Node, []int, error) {
 		return y, shape4, nil
 	}
 	s3 := []int{shape4[0], shape4[1], shape4[3]}
-	z, err := G.Reshape(y, s3)
+	z, err := reshape(y, s3)
 	return z, s3, err
 }
 
@@ -322,7 +322,7 @@ func (b *builder) VisitConv(op *ops.Conv) error {
 		if len(bv.shape) != 1 || bv.shape[0] != ws4[0] {
 			return fmt.Errorf("Conv: bias of shape %v for %d output channels", bv.shape, ws4[0])
 		}
-		b4, err := G.Reshape(bn, tensor.Shape{1, ws4[0], 1, 1})
+		b4, err := reshape(bn, tensor.Shape{1, ws4[0], 1, 1})
 		if err != nil {
 			return err
 		}
@@ -423,7 +423,7 @@ func (b *builder) VisitAveragePool(op *ops.AveragePool) error {
 	if oh <= 0 || ow <= 0 {
 		return fmt.Errorf("AveragePool: the window does not fit the input %v", xv.shape)
 	}
-	flat, err := G.Reshape(x4, tensor.Shape{n * c, 1, h, w})
+	flat, err := reshape(x4, tensor.Shape{n * c, 1, h, w})
 	if err != nil {
 		return err
 	}
@@ -482,7 +482,7 @@ func (b *builder) VisitAveragePool(op *ops.AveragePool) error {
 			return err
 		}
 	}
-	if y, err = G.Reshape(y, tensor.Shape{n, c, oh, ow}); err != nil {
+	if y, err = reshape(y, tensor.Shape{n, c, oh, ow}); err != nil {
 		return err
 	}
 	y, shape, err := s.from4D(y, []int{n, c, oh, ow})
@@ -515,7 +515,7 @@ func (b *builder) globalPool(x, y string, f func(*G.Node, ...int) (*G.Node, erro
 	for range axes {
 		shape = append(shape, 1)
 	}
-	if r, err = G.Reshape(r, shape); err != nil {
+	if r, err = reshape(r, shape); err != nil {
 		return err
 	}
 	return b.set(y, r, shape, xv.typ)
@@ -570,7 +570,7 @@ func (b *builder) VisitBatchNormalization(op *ops.BatchNormalization) error {
 		if len(pv.shape) != 1 || pv.shape[0] != c || pv.typ != xv.typ {
 			return nil, fmt.Errorf("BatchNormalization: %q is %v%v, want %v[%d]", name, pv.typ, pv.shape, xv.typ, c)
 		}
-		return G.Reshape(pn, bshape)
+		return reshape(pn, bshape)
 	}
 	scaleN, err := per(op.In.Scale)
 	if err != nil {
@@ -640,7 +640,7 @@ func (b *builder) softmaxLike(x, y string, axis int64, version int, isLog bool) 
 	}
 	if version < 13 || a == r-1 {
 		outer, inner := onnx.NumElements(xv.shape[:a]), onnx.NumElements(xv.shape[a:])
-		m, err := G.Reshape(xn, tensor.Shape{outer, inner})
+		m, err := reshape(xn, tensor.Shape{outer, inner})
 		if err != nil {
 			return err
 		}
@@ -648,7 +648,7 @@ func (b *builder) softmaxLike(x, y string, axis int64, version int, isLog bool) 
 		if err != nil {
 			return err
 		}
-		if s, err = G.Reshape(s, gshape(xv.shape)); err != nil {
+		if s, err = reshape(s, gshape(xv.shape)); err != nil {
 			return err
 		}
 		return b.set(y, s, xv.shape, xv.typ)
@@ -668,7 +668,7 @@ func (b *builder) softmaxLike(x, y string, axis int64, version int, isLog bool) 
 	for i, p := range perm {
 		tshape[i] = xv.shape[p]
 	}
-	m, err := G.Reshape(t, tensor.Shape{onnx.NumElements(tshape[:r-1]), tshape[r-1]})
+	m, err := reshape(t, tensor.Shape{onnx.NumElements(tshape[:r-1]), tshape[r-1]})
 	if err != nil {
 		return err
 	}
@@ -676,7 +676,7 @@ func (b *builder) softmaxLike(x, y string, axis int64, version int, isLog bool) 
 	if err != nil {
 		return err
 	}
-	if s, err = G.Reshape(s, tshape); err != nil {
+	if s, err = reshape(s, tshape); err != nil {
 		return err
 	}
 	inv := make([]int, r)

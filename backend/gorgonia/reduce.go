@@ -63,7 +63,7 @@ func (b *builder) reduce(version, inputFrom int, attr []int64, axesIn string, ke
 	if len(dropped) == 0 {
 		// Every axis: reduce a [1, n] matrix along 1, so the result is a
 		// one-element vector rather than a Gorgonia scalar.
-		m, err := G.Reshape(x, tensor.Shape{1, onnx.NumElements(xv.shape)})
+		m, err := reshape(x, tensor.Shape{1, onnx.NumElements(xv.shape)})
 		if err != nil {
 			return err
 		}
@@ -91,7 +91,7 @@ func (b *builder) reduce(version, inputFrom int, attr []int64, axesIn string, ke
 		shape = kept
 	}
 	if !slices.Equal(y.Shape(), gshape(shape)) {
-		if y, err = G.Reshape(y, gshape(shape)); err != nil {
+		if y, err = reshape(y, gshape(shape)); err != nil {
 			return err
 		}
 	}
@@ -143,7 +143,7 @@ func (b *builder) VisitReduceLogSumExp(op *ops.ReduceLogSumExp) error {
 // along some axes of tensors of rank 4 and more, but not in this form.
 func reduceAxis(x *G.Node, shape []int, axis int, red func(*G.Node, ...int) (*G.Node, error)) (*G.Node, []int, error) {
 	outer, d, inner := onnx.NumElements(shape[:axis]), shape[axis], onnx.NumElements(shape[axis+1:])
-	m, err := G.Reshape(x, tensor.Shape{outer, d, inner})
+	m, err := reshape(x, tensor.Shape{outer, d, inner})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -155,7 +155,7 @@ func reduceAxis(x *G.Node, shape []int, axis int, red func(*G.Node, ...int) (*G.
 	if len(rest) == 0 {
 		rest = []int{1}
 	}
-	if y, err = G.Reshape(y, rest); err != nil {
+	if y, err = reshape(y, rest); err != nil {
 		return nil, nil, err
 	}
 	return y, rest, nil

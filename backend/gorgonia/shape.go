@@ -27,7 +27,7 @@ func (b *builder) reshapeTo(x string, out string, shape func(in []int) ([]int, e
 	}
 	y := xn
 	if !slices.Equal(gshape(s), xn.Shape()) {
-		if y, err = G.Reshape(xn, gshape(s)); err != nil {
+		if y, err = reshape(xn, gshape(s)); err != nil {
 			return err
 		}
 	}
@@ -350,7 +350,7 @@ func (b *builder) VisitSlice(op *ops.Slice) error {
 		return err
 	}
 	if !slices.Equal(y.Shape(), gshape(shape)) {
-		if y, err = G.Reshape(y, gshape(shape)); err != nil {
+		if y, err = reshape(y, gshape(shape)); err != nil {
 			return err
 		}
 	}
