@@ -213,15 +213,16 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	listeners = append([]runner.Listener{nanAbort}, listeners...)
 	var opt optimizer.Optimizer = optimizer.NewDriver(net, loss, rule, hp.ClipNorm)
+	hyper := rule.(optimizer.Tunable).Hyperparameters()
 	if *impl == "native" {
-		nat, err := optimizer.NewNative(*optName, hp, net, loss)
+		nat, err := optimizer.NewNativeFor(*optName, hp, net, loss)
 		if err != nil {
 			return fail(fmt.Errorf("--impl native: %w", err))
 		}
-		rule, opt = nat.Rule, nat
+		opt, hyper = nat, nat.Hyperparameters()
 	}
 	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
-		Hyper: rule.(optimizer.Tunable).Hyperparameters(), Input: input, Labels: labels, Output: output, Loss: loss,
+		Hyper: hyper, Input: input, Labels: labels, Output: output, Loss: loss,
 		Train: tr, Test: te, Epochs: *epochs, Steps: *steps, Listeners: listeners})
 	if err != nil {
 		return fail(err)
