@@ -437,6 +437,13 @@ func lift(n *G.Node, shape []int, r int) (*G.Node, tensor.Shape, error) {
 // that broadcast alike are merged first (see below), so the op's result
 // may have the merged shape: callers reshape it with finish.
 func (b *builder) broadcast(x, y *val) (xn, yn *G.Node, lp, rp []byte, out []int, err error) {
+	return b.broadcastHow(x, y, true)
+}
+
+// broadcastHow is broadcast, with merge false for operators whose result
+// must not be reshaped (bool comparisons): the operands are only lifted
+// to one rank.
+func (b *builder) broadcastHow(x, y *val, merge bool) (xn, yn *G.Node, lp, rp []byte, out []int, err error) {
 	if out, err = broadcastShape(x.shape, y.shape); err != nil {
 		return
 	}
@@ -456,11 +463,25 @@ func (b *builder) broadcast(x, y *val) (xn, yn *G.Node, lp, rp []byte, out []int
 	for i := range r {
 		needs = needs || xs[i] != ys[i]
 	}
-	if !needs {
+	if !needs || !merge {
 		if xn, _, err = lift(xn, x.shape, r); err != nil {
 			return
 		}
-		yn, _, err = lift(yn, y.shape, r)
+		if yn, _, err = lift(yn, y.shape, r); err != nil {
+			return
+		}
+		for i := range r {
+			switch {
+			case xs[i] == ys[i]:
+			case xs[i] == 1:
+				lp = append(lp, byte(i))
+			default:
+				rp = append(rp, byte(i))
+			}
+		}
+		if needs && x.typ != onnx.Float && x.typ != onnx.Double {
+			err = network.Unsupportedf("broadcasting %v operands (Gorgonia broadcasts float and double only)", x.typ)
+		}
 		return
 	}
 	if x.typ != onnx.Float && x.typ != onnx.Double {
@@ -627,7 +648,7 @@ func (b *builder) compare(x, y, z string, legacyBroadcast int64,
 	if xv.typ != onnx.Float && xv.typ != onnx.Double && xv.typ != onnx.Int32 && xv.typ != onnx.Int64 {
 		return network.Unsupportedf("comparison of %v", xv.typ)
 	}
-	xn, yn, lp, rp, out, err := b.broadcast(xv, yv)
+	xn, yn, lp, rp, out, err := b.broadcastHow(xv, yv, false)
 	if err != nil {
 		return err
 	}
