@@ -285,13 +285,13 @@ var errProbe = errors.New("probe: operator accepted")
 
 // probe reports whether the visitor has a mapping for the node's operator
 // (and accepts the attributes it checks before reading inputs).
-func probe(node *onnx.Node) error {
+func probe(node *onnx.Node) (err error) {
+	defer recovered("probing the operator", &err)
 	b := &builder{probing: true, node: node}
-	err := ops.Visit(node, b)
-	if err == nil || errors.Is(err, errProbe) || !errors.Is(err, network.ErrUnsupported) {
-		return nil
+	if err := ops.Visit(node, b); errors.Is(err, network.ErrUnsupported) {
+		return err
 	}
-	return err
+	return nil
 }
 
 // Supports reports whether the backend maps (domain, opType) at schema
