@@ -192,6 +192,19 @@ func TestLeNetMatchesNative(t *testing.T) {
 		}
 		closeTo(t, pg.Grad, gg[0], ng[0], 1e-3, 1e-5)
 	}
+	// A batch of another size builds another graph; the first is kept.
+	_, _, small := lenet(t, 2)
+	for _, f := range []map[string]onnx.Value{small, feeds} {
+		gy, err := g.Inference(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ny, err := nat.Inference(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closeTo(t, "y", gy["y"], ny["y"], 1e-4, 1e-5)
+	}
 }
 
 // Feed replaces a parameter in every later run, and bad feeds are errors.
