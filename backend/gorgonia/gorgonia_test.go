@@ -50,7 +50,8 @@ func runCases(t *testing.T, names ...string) map[string]metrics.Result {
 // ONNX's expected outputs: window geometry, average pooling with and
 // without padded elements counted, softmax along a non-last axis,
 // reductions over several axes, broadcasting with size-1 axes, a value
-// reused after a reshape, and the losses with one-hot labels.
+// reused after a reshape, the losses with one-hot labels, and gathers and
+// splits composed of slices.
 func TestONNXCasesPass(t *testing.T) {
 	names := []string{
 		"node/test_basic_conv_with_padding", "node/test_conv_with_strides_padding",
@@ -61,6 +62,8 @@ func TestONNXCasesPass(t *testing.T) {
 		"node/test_mvn_expanded", "node/test_less_bcast", "node/test_gemm_all_attributes",
 		"node/test_batchnorm_example", "node/test_sce_mean_weight_ii_3d",
 		"node/test_nllloss_NCd1d2_with_weight_reduction_mean", "pytorch-converted/test_PReLU_3d_multiparam",
+		"node/test_gather_1", "node/test_gather_negative_indices", "node/test_split_variable_parts_2d",
+		"pytorch-operator/test_operator_chunk", "node/test_depthtospace_crd_mode", "node/test_spacetodepth",
 	}
 	for name, r := range runCases(t, names...) {
 		if r.Status != metrics.Passed {

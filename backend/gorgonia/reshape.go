@@ -47,8 +47,17 @@ func (op copyReshape) Do(vals ...G.Value) (G.Value, error) {
 	if len(vals) != 1 {
 		return nil, fmt.Errorf("reshape: %d inputs", len(vals))
 	}
-	d, ok := vals[0].(*tensor.Dense)
-	if !ok {
+	var d *tensor.Dense
+	switch v := vals[0].(type) {
+	case *tensor.Dense:
+		d = v
+	case *G.F32:
+		// A slice of one element comes out of Gorgonia as a scalar even
+		// where the node's shape says otherwise.
+		d = tensor.New(tensor.WithShape(1), tensor.WithBacking([]float32{float32(*v)}))
+	case *G.F64:
+		d = tensor.New(tensor.WithShape(1), tensor.WithBacking([]float64{float64(*v)}))
+	default:
 		return nil, fmt.Errorf("reshape: input is %T, not a dense tensor", vals[0])
 	}
 	var c *tensor.Dense
@@ -79,6 +88,16 @@ func (op copyReshape) Hashcode() uint32 {
 }
 
 func (op copyReshape) String() string { return fmt.Sprintf("CopyReshape%v", op.to) }
+
+// settle copies a slice's result into a dense tensor of the given shape,
+// even when the node's shape is already that: Gorgonia's Slice may yield a
+// scalar value, or a view, that other ops reject.
+func settle(x *G.Node, to []int) (*G.Node, error) {
+	if x.IsScalar() {
+		return nil, fmt.Errorf("cannot settle a scalar node to %v", to)
+	}
+	return G.ApplyOp(copyReshape{from: x.Shape().Clone(), to: tensor.Shape(append([]int(nil), to...))}, x)
+}
 
 // DiffWRT implements gorgonia.SDOp.
 func (op copyReshape) DiffWRT(int) []bool { return []bool{true} }

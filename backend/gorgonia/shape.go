@@ -345,14 +345,9 @@ func (b *builder) VisitSlice(op *ops.Slice) error {
 	if !slices.ContainsFunc(sl, func(s tensor.Slice) bool { return s != nil }) {
 		return b.set(op.Out.Output, xn, shape, xv.typ)
 	}
-	y, err := G.Slice(xn, sl...)
+	y, err := sliceTo(xn, xv.shape, sl, shape)
 	if err != nil {
 		return err
-	}
-	if !slices.Equal(y.Shape(), gshape(shape)) {
-		if y, err = reshape(y, gshape(shape)); err != nil {
-			return err
-		}
 	}
 	return b.set(op.Out.Output, y, shape, xv.typ)
 }
