@@ -229,4 +229,3 @@ func (b *builder) VisitSpaceToDepth(op *ops.SpaceToDepth) error {
 		return []int{n, c, h / bs, bs, w / bs, bs}, []int{0, 3, 5, 1, 2, 4}, []int{n, c * bs * bs, h / bs, w / bs}, nil
 	})
 }
-
