@@ -14,7 +14,13 @@
 // Every operator that Gorgonia can express exactly is mapped onto its ops
 // (directly or composed); everything else, including attributes or types a
 // mapping cannot honour, is reported with an error wrapping
-// network.ErrUnsupported, never computed approximately. Conversions between
+// network.ErrUnsupported, never computed approximately. Where Gorgonia's
+// own ops go wrong (its Reshape aliases memory that the tape machine then
+// overwrites in place; reductions and broadcasts along some axes of
+// higher-rank tensors; ByIndices along axes other than 0; AveragePool2D's
+// divisor) the mapping avoids them: reshapes go through a copying op of
+// this package (reshape.go), reductions run one axis at a time on 3-D
+// views, broadcasts on merged axes, Gather on slices. Conversions between
 // the project's onnx.Tensor and gorgonia.org/tensor live only here.
 //
 // The package registers the backend "gorgonia" with package backend when

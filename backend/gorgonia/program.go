@@ -267,7 +267,7 @@ func (b *builder) differentiate(loss string) (err error) {
 // builder builds one program's graph. It is an ops.Visitor: the embedded
 // UnsupportedVisitor answers "unsupported" for every operator, and the
 // files of this package override the operators Gorgonia can express
-// (elementwise.go, nn.go, shape.go, reduce.go, loss.go).
+// (elementwise.go, nn.go, shape.go, gather.go, reduce.go, loss.go).
 type builder struct {
 	ops.UnsupportedVisitor
 	n     *gnet
