@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
+	_ "github.com/deep500/deep500-go/backend/gorgonia"
 	_ "github.com/deep500/deep500-go/backend/native"
 	_ "github.com/deep500/deep500-go/backend/onnxruntime"
 	"github.com/deep500/deep500-go/metrics"
@@ -21,7 +22,7 @@ import (
 // crossBackends are compared on the same networks; the first is the
 // reference. To add a backend, import its package above and add its name
 // here.
-var crossBackends = []string{"native", "onnxruntime"}
+var crossBackends = []string{"native", "onnxruntime", "gorgonia"}
 
 // crossTolerance is looser than ONNX's atol 1e-7: two correct backends sum
 // in different orders, and near-zero outputs then differ by more than that.

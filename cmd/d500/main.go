@@ -10,6 +10,7 @@ import (
 
 	// The backends linked into the tool. A backend registers itself under
 	// its name when its package is imported; add later ones here.
+	_ "github.com/deep500/deep500-go/backend/gorgonia"
 	_ "github.com/deep500/deep500-go/backend/native"
 	_ "github.com/deep500/deep500-go/backend/onnxruntime"
 )

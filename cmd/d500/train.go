@@ -315,18 +315,19 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		listeners = append(listeners, tickers.AccuracyAbort{Target: *targetAcc})
 	}
 	var opt optimizer.Optimizer = optimizer.NewDriver(net, loss, rule, hp.ClipNorm)
+	hyper := rule.(optimizer.Tunable).Hyperparameters()
 	if *impl == "native" {
-		nat, err := optimizer.NewNative(*optName, hp, net, loss)
+		nat, err := optimizer.NewNativeFor(*optName, hp, net, loss)
 		if err != nil {
 			return fail(fmt.Errorf("--impl native: %w", err))
 		}
-		rule, opt = nat.Rule, nat
+		opt, hyper = nat, nat.Hyperparameters()
 	}
 	if opt, err = dist.wrap(opt, net, loss, rule); err != nil {
 		return fail(err)
 	}
 	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
-		Hyper: rule.(optimizer.Tunable).Hyperparameters(), Input: input, Labels: labels, Output: output, Loss: loss,
+		Hyper: hyper, Input: input, Labels: labels, Output: output, Loss: loss,
 		RunningStats: setup.stats, Eval: setup.eval, Schedule: schedule, Train: tr, Test: te, Epochs: *epochs, Steps: *steps, TestEvery: *testEvery, Listeners: listeners})
 	if err != nil {
 		return fail(err)
