@@ -304,7 +304,6 @@ func unpack(ts []*onnx.Tensor, flat []float32) {
 	}
 }
 
-
 // step runs body between the metering marks and names the scheme and rank
 // in its error.
 func (b *base) step(body func() (float64, error)) (float64, error) {

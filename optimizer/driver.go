@@ -125,4 +125,3 @@ func scaleTensor(t *onnx.Tensor, s float64) {
 		}
 	}
 }
-

@@ -465,4 +465,3 @@ func Correct(v onnx.Value, labels []int64) (int, error) {
 	}
 	return right, nil
 }
-
