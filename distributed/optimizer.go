@@ -124,8 +124,7 @@ type base struct {
 	clipNorm float64
 
 	pgs           []network.ParamGrad
-	names         []string       // gradient names, then parameter names: one Fetch per step
-	params, grads []*onnx.Tensor // this step's, fetched
+	params, grads []*onnx.Tensor // this step's, fetched into the last step's buffers
 	flat          []float32      // a fused buffer of all parameters (or gradients)
 	size          int            // elements of all parameters together
 
@@ -144,12 +143,6 @@ func (b *base) init() error {
 	b.pgs = b.net.Gradients(b.loss)
 	if len(b.pgs) == 0 {
 		return fmt.Errorf("loss %q depends on no trainable parameter", b.loss)
-	}
-	for _, pg := range b.pgs {
-		b.names = append(b.names, pg.Grad)
-	}
-	for _, pg := range b.pgs {
-		b.names = append(b.names, pg.Param)
 	}
 	n := len(b.pgs)
 	b.params, b.grads = make([]*onnx.Tensor, n), make([]*onnx.Tensor, n)
@@ -208,19 +201,22 @@ func (b *base) backprop(batch map[string]onnx.Value) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	vs, err := b.net.Fetch(b.names...)
-	if err != nil {
-		return loss, err
-	}
-	n := len(b.pgs)
-	for i := range b.pgs {
-		g, ok1 := vs[i].(*onnx.Tensor)
-		p, ok2 := vs[n+i].(*onnx.Tensor)
-		if !ok1 || !ok2 || g.Len() != p.Len() {
-			return loss, fmt.Errorf("parameter %q or its gradient is not a tensor of the parameter's size", b.pgs[i].Param)
+	// Into the buffers of the last step (network.IntoFetcher), so that a
+	// step copies but does not allocate its parameters and gradients.
+	for i, pg := range b.pgs {
+		g, err := network.FetchTensorInto(b.net, pg.Grad, b.grads[i])
+		if err != nil {
+			return loss, err
+		}
+		p, err := network.FetchTensorInto(b.net, pg.Param, b.params[i])
+		if err != nil {
+			return loss, err
+		}
+		if g.Len() != p.Len() {
+			return loss, fmt.Errorf("the gradient of %q is not of the parameter's size", pg.Param)
 		}
 		if _, ok := g.Data.([]float32); !ok {
-			return loss, fmt.Errorf("gradient of %q is %v: only float32 gradients are communicated", b.pgs[i].Param, g.Type)
+			return loss, fmt.Errorf("gradient of %q is %v: only float32 gradients are communicated", pg.Param, g.Type)
 		}
 		b.grads[i], b.params[i] = g, p
 	}
