@@ -211,6 +211,10 @@ type convWindowWalker struct {
 	off      []int // input offset of that kernel position: k*d - padBegin
 	opos     []int // output position of the outer dimensions
 	inStride []int
+	// lastLo and lastHi bound the output positions of the last dimension
+	// whose input is not padding, for the kernel position of the current
+	// forSegments: the same for every run.
+	lastLo, lastHi int
 }
 
 func newConvWindowWalker(g *convGeom) *convWindowWalker {
@@ -252,6 +256,7 @@ func (w *convWindowWalker) forSegments(kidx int, fn func(outBase, inBase int)) {
 	w.setKernel(kidx)
 	n := len(g.in)
 	last := n - 1
+	w.lastLo, w.lastHi = convValidRange(w.off[last], g.strides[last], g.in[last], g.out[last])
 	outer := prod(g.out[:last])
 	clear(w.opos)
 	for seg := range outer {
@@ -279,7 +284,7 @@ func (w *convWindowWalker) forSegments(kidx int, fn func(outBase, inBase int)) {
 func convIm2colRowT[T any](w *convWindowWalker, dst, src []T, kidx int) {
 	g := w.g
 	last := len(g.in) - 1
-	ol, s, il := g.out[last], g.strides[last], g.in[last]
+	ol, s := g.out[last], g.strides[last]
 	var zero T
 	w.forSegments(kidx, func(outBase, inBase int) {
 		seg := dst[outBase : outBase+ol]
@@ -290,7 +295,7 @@ func convIm2colRowT[T any](w *convWindowWalker, dst, src []T, kidx int) {
 			return
 		}
 		off := w.off[last]
-		lo, hi := convValidRange(off, s, il, ol)
+		lo, hi := w.lastLo, w.lastHi
 		for i := range lo {
 			seg[i] = zero
 		}
@@ -311,14 +316,14 @@ func convIm2colRowT[T any](w *convWindowWalker, dst, src []T, kidx int) {
 func convCol2imRowT[T numeric](w *convWindowWalker, dst, src []T, kidx int) {
 	g := w.g
 	last := len(g.in) - 1
-	ol, s, il := g.out[last], g.strides[last], g.in[last]
+	ol, s := g.out[last], g.strides[last]
 	w.forSegments(kidx, func(outBase, inBase int) {
 		if inBase < 0 {
 			return
 		}
 		seg := src[outBase : outBase+ol]
 		off := w.off[last]
-		lo, hi := convValidRange(off, s, il, ol)
+		lo, hi := w.lastLo, w.lastHi
 		for o := lo; o < hi; o++ {
 			dst[inBase+o*s+off] += seg[o]
 		}
