@@ -138,6 +138,14 @@ func TestD500RunCompare(t *testing.T) {
 		c.MedianRatio != rep.Latency.Median/c.Latency.Median {
 		t.Errorf("compared run %+v against median %v", c, rep.Latency.Median)
 	}
+	// A backend without the model's operators is skipped, with the reason.
+	where := filepath.Join(dataRoot, "node", "test_where_example")
+	stdout, stderr, code = runD500(t, bin, "run", "--model", filepath.Join(where, "model.onnx"), "--bench", "2", "--compare", "gorgonia",
+		"--input", filepath.Join(where, "test_data_set_0", "input_0.pb"), "--input", filepath.Join(where, "test_data_set_0", "input_1.pb"),
+		"--input", filepath.Join(where, "test_data_set_0", "input_2.pb"))
+	if code != 0 || !strings.Contains(stdout, "gorgonia: skipped: ") {
+		t.Errorf("--compare gorgonia on Where: exit %d\n%s%s", code, stdout, stderr)
+	}
 	for _, args := range [][]string{
 		{"--compare", "onnxruntime"},                  // no --bench
 		{"--bench", "2", "--compare", "native"},       // the --backend itself

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -21,6 +22,10 @@ type comparedRun struct {
 	MedianRatio float64 `json:"median_ratio"`
 	MaxAbsError float64 `json:"max_abs_error"`
 	MaxRelError float64 `json:"max_rel_error"`
+	// Skipped says why the backend did not run the model (it lacks an
+	// operator or type: network.ErrUnsupported); its figures are then
+	// zero.
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // compareTolerance is how close another backend's outputs must be for a
@@ -31,17 +36,24 @@ var compareTolerance = metrics.Tolerance{RTol: 1e-3, ATol: 1e-5}
 // benchCompared runs the same model on each backend of names, with the
 // same feeds and options, checks that its outputs agree with want (the
 // --backend's), times it as the --backend was timed, and prints its line
-// and the ratio of median latencies.
+// and the ratio of median latencies. A backend that cannot run the model
+// (network.ErrUnsupported) is reported as skipped, with the reason; any
+// other failure is an error.
 func benchCompared(names []string, model *onnx.Model, modelPath string, feeds map[string]onnx.Value, want map[string]onnx.Value,
 	outputs []string, base metrics.BenchResult, baseName string, opts backend.Options, warmup, n int, stdout io.Writer) ([]comparedRun, error) {
 	var runs []comparedRun
 	for _, name := range names {
+		var r comparedRun
 		net, err := backend.New(name, model, opts)
-		if err != nil {
-			return runs, fmt.Errorf("--compare %s: %w", name, err)
+		if err == nil {
+			r, err = benchOne(net, name, modelPath, feeds, want, outputs, warmup, n)
+			net.Close()
 		}
-		r, err := benchOne(net, name, modelPath, feeds, want, outputs, warmup, n)
-		net.Close()
+		if errors.Is(err, network.ErrUnsupported) {
+			fmt.Fprintf(stdout, "%s: skipped: %v\n", name, err)
+			runs = append(runs, comparedRun{runReport: runReport{Backend: name, Model: modelPath}, Skipped: err.Error()})
+			continue
+		}
 		if err != nil {
 			return runs, fmt.Errorf("--compare %s: %w", name, err)
 		}
