@@ -82,6 +82,9 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 	if alpha == 0 || k == 0 {
 		return
 	}
+	if gemmFewRows(m, n, k, alpha, a, b, c, ldc) {
+		return
+	}
 	tilesM := (m + gemmMC - 1) / gemmMC
 	tilesN := (n + gemmNC - 1) / gemmNC
 	tiles := tilesM * tilesN

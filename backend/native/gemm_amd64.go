@@ -54,3 +54,49 @@ func dgemm6x8(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int) {
 	}
 	addBlock(acc[:], 8, alpha, c, ldc, rows, cols)
 }
+
+// saxpyKernel adds a·x to y over n elements, and sdotKernel returns the
+// dot product of x and y over n elements; n is a multiple of 8.
+//
+//go:noescape
+func saxpyKernel(n int, a float32, x, y *float32)
+
+//go:noescape
+func sdotKernel(n int, x, y *float32) float32
+
+// asmGemv returns the assembly row kernels of float32 (see gemmFewRows),
+// if this processor runs them.
+func asmGemv[T floatElem]() (gemvKernels[T], bool) {
+	if !useAsmKernels {
+		return gemvKernels[T]{}, false
+	}
+	k, ok := any(gemvKernels[float32]{axpy: saxpy, dot: sdot}).(gemvKernels[T])
+	return k, ok
+}
+
+// saxpy adds a·x to y (len(x) elements): the multiple of 8 in assembly,
+// the rest in Go.
+func saxpy(a float32, x, y []float32) {
+	n := len(x)
+	y = y[:n]
+	if m := n &^ 7; m > 0 {
+		saxpyKernel(m, a, &x[0], &y[0])
+	}
+	for i := n &^ 7; i < n; i++ {
+		y[i] += a * x[i]
+	}
+}
+
+// sdot is the dot product of x and y (len(x) elements), like saxpy.
+func sdot(x, y []float32) float32 {
+	n := len(x)
+	y = y[:n]
+	var s float32
+	if m := n &^ 7; m > 0 {
+		s = sdotKernel(m, &x[0], &y[0])
+	}
+	for i := n &^ 7; i < n; i++ {
+		s += x[i] * y[i]
+	}
+	return s
+}

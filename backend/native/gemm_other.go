@@ -7,3 +7,5 @@ package native
 var useAsmKernels = false
 
 func asmKernel[T floatElem]() (microKernel[T], bool) { return microKernel[T]{}, false }
+
+func asmGemv[T floatElem]() (gemvKernels[T], bool) { return gemvKernels[T]{}, false }

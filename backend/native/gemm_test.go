@@ -57,7 +57,7 @@ func TestGemmMatchesNaiveReference(t *testing.T) {
 
 func checkGemmAgainstNaive(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	sizes := [][3]int{{1, 1, 1}, {3, 5, 7}, {4, 4, 4}, {5, 3, 1}, {6, 16, 9}, {7, 17, 2}, {17, 9, 300}, {65, 257, 31}, {97, 33, 5}, {130, 70, 513}, {1, 300, 20}}
+	sizes := [][3]int{{1, 1, 1}, {3, 5, 7}, {4, 4, 4}, {5, 3, 1}, {6, 16, 9}, {7, 17, 2}, {17, 9, 300}, {65, 257, 31}, {97, 33, 5}, {130, 70, 513}, {1, 300, 20}, {2, 1000, 37}, {4, 33, 1000}, {5, 40, 9}}
 	for _, sz := range sizes {
 		m, n, k := sz[0], sz[1], sz[2]
 		for _, trans := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {

@@ -1,0 +1,62 @@
+package native
+
+// gemvMaxRows is the most rows of A (and C) for which gemmFewRows is used
+// instead of the blocked product: with so few rows, packing B into panels
+// costs about as much as the multiply-adds it feeds, since each packed
+// value is used only once or twice. Batch-1 inference through Gemm and
+// MatMul is the common case.
+const gemvMaxRows = 4
+
+// gemvKernels are the vector kernels of gemmFewRows.
+type gemvKernels[T floatElem] struct {
+	axpy func(a T, x, y []T) // y += a·x over len(x)
+	dot  func(x, y []T) T    // Σ x·y over len(x)
+}
+
+// gemmFewRows computes C += alpha·A·B (C already scaled by beta) for an A
+// of few rows, row by row with vector kernels and without packing:
+// when B's rows are contiguous, each row of C is a sum of rows of B
+// scaled by A's elements (axpy); when its columns are (B transposed, as
+// the weights of a Gemm with transB), each element of C is a dot product
+// of a row of A with a column of B. It reports whether it applied (there
+// are vector kernels for T on this machine, and B is laid out one way or
+// the other).
+func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], c []T, ldc int) bool {
+	kern, ok := asmGemv[T]()
+	if !ok || m > gemvMaxRows {
+		return false
+	}
+	switch {
+	case b.colStep == 1:
+		for i := range m {
+			row := c[i*ldc : i*ldc+n]
+			for p := range k {
+				kern.axpy(alpha*a.data[i*a.rowStep+p*a.colStep], b.data[p*b.rowStep:p*b.rowStep+n], row)
+			}
+		}
+	case b.rowStep == 1:
+		var buf []T
+		for i := range m {
+			// A's row, contiguous: as stored, or gathered (A transposed).
+			var arow []T
+			if a.colStep == 1 {
+				arow = a.data[i*a.rowStep : i*a.rowStep+k]
+			} else {
+				if buf == nil {
+					buf = make([]T, k)
+				}
+				for p := range k {
+					buf[p] = a.data[i*a.rowStep+p*a.colStep]
+				}
+				arow = buf
+			}
+			row := c[i*ldc : i*ldc+n]
+			for j := range row {
+				row[j] += alpha * kern.dot(arow, b.data[j*b.colStep:j*b.colStep+k])
+			}
+		}
+	default:
+		return false
+	}
+	return true
+}
