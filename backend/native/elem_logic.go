@@ -486,6 +486,12 @@ func (k *clipKernel) compute(x, lo, hi *onnx.Tensor) (*onnx.Tensor, error) {
 	return out, nil
 }
 
+// isFloat32 reports whether s is a []float32, for the vector kernels.
+func isFloat32[T any](s []T) bool {
+	_, ok := any(s).([]float32)
+	return ok
+}
+
 func clipRun[T numeric](k *clipKernel, dst, x []T, lo, hi *onnx.Tensor) {
 	var l, h T
 	hasLo, hasHi := lo != nil, hi != nil
@@ -496,6 +502,10 @@ func clipRun[T numeric](k *clipKernel, dst, x []T, lo, hi *onnx.Tensor) {
 		h = hi.Data.([]T)[0]
 	}
 	switch {
+	case hasLo && hasHi && isFloat32(x):
+		d, s := any(dst).([]float32), any(x).([]float32)
+		lo, hi := any(l).(float32), any(h).(float32)
+		parallelFor(len(s), k.threads, elemGrain, func(i, j int) { clipF32(d[i:j], s[i:j], lo, hi) })
 	case hasLo && hasHi:
 		elemMap(k.threads, dst, x, func(v T) T {
 			if v < l {

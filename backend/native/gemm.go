@@ -42,8 +42,9 @@ type microKernel[T floatElem] struct {
 	mr, nr int // rows and columns of the block
 	// run adds alpha times the product of a packed panel of A (mr rows)
 	// and one of B (nr columns) over kc steps to the rows x cols valid
-	// part of the block of C at c (leading dimension ldc).
-	run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int)
+	// part of the block of C at c (leading dimension ldc), or stores it
+	// there when overwrite is set.
+	run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool)
 }
 
 // kernelFor picks the fastest micro-kernel for T on this machine.
@@ -78,12 +79,17 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 	if m == 0 || n == 0 {
 		return
 	}
-	scaleRows(m, n, beta, c, ldc)
 	if alpha == 0 || k == 0 {
+		scaleRows(m, n, beta, c, ldc)
 		return
 	}
-	if gemmFewRows(m, n, k, alpha, a, b, c, ldc) {
+	if gemmFewRows(m, n, k, alpha, a, b, beta, c, ldc) {
 		return
+	}
+	// With beta 0 the first K slice stores its products instead of
+	// adding them (overwrite), which saves a pass clearing C.
+	if beta != 0 {
+		scaleRows(m, n, beta, c, ldc)
 	}
 	tilesM := (m + gemmMC - 1) / gemmMC
 	tilesN := (n + gemmNC - 1) / gemmNC
@@ -99,7 +105,7 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	kern := kernelFor[T]()
-	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern,
+	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
 		packASize: roundUp(min(gemmMC, m), kern.mr) * min(gemmKC, k),
 		packBSize: roundUp(min(gemmNC, n), kern.nr) * min(gemmKC, k)}
 	if threads <= 1 {
@@ -119,6 +125,7 @@ type gemmJob[T floatElem] struct {
 	ldc                  int
 	tiles, tilesN        int
 	kern                 microKernel[T]
+	overwrite            bool // the first K slice stores into C (beta 0)
 	packASize, packBSize int
 }
 
@@ -138,7 +145,7 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 			kc := min(gemmKC, j.k-p0)
 			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.mr)
 			packPanelsB(*packB, j.b, p0, j0, kc, nc, j.kern.nr)
-			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc)
+			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
 	}
 }
@@ -263,25 +270,31 @@ func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
 
 // macroKernel multiplies a packed mc x kc block of A by a packed kc x nc
 // block of B with the micro-kernel k and adds alpha times the product
-// into C.
-func macroKernel[T floatElem](k microKernel[T], mc, nc, kc int, alpha T, packA, packB []T, c []T, ldc int) {
+// into C (stores it, with overwrite).
+func macroKernel[T floatElem](k microKernel[T], mc, nc, kc int, alpha T, packA, packB []T, c []T, ldc int, overwrite bool) {
 	for jr := 0; jr < nc; jr += k.nr {
 		pb := packB[jr*kc : (jr+k.nr)*kc]
 		cols := min(k.nr, nc-jr)
 		for ir := 0; ir < mc; ir += k.mr {
 			pa := packA[ir*kc : (ir+k.mr)*kc]
 			rows := min(k.mr, mc-ir)
-			k.run(kc, alpha, pa, pb, c[ir*ldc+jr:], ldc, rows, cols)
+			k.run(kc, alpha, pa, pb, c[ir*ldc+jr:], ldc, rows, cols, overwrite)
 		}
 	}
 }
 
 // addBlock adds alpha times the rows x cols valid part of a block of
-// sums (row-major, nr per row) to C.
-func addBlock[T floatElem](acc []T, nr int, alpha T, c []T, ldc, rows, cols int) {
+// sums (row-major, nr per row) to C, or stores it with overwrite.
+func addBlock[T floatElem](acc []T, nr int, alpha T, c []T, ldc, rows, cols int, overwrite bool) {
 	for i := range rows {
 		row := c[i*ldc : i*ldc+cols]
 		sums := acc[i*nr : i*nr+cols]
+		if overwrite {
+			for j := range row {
+				row[j] = alpha * sums[j]
+			}
+			continue
+		}
 		for j := range row {
 			row[j] += alpha * sums[j]
 		}
@@ -290,8 +303,8 @@ func addBlock[T floatElem](acc []T, nr int, alpha T, c []T, ldc, rows, cols int)
 
 // microKernel4x4 computes a 4x4 block of A*B over kc steps in 16 local
 // sums (which the compiler keeps in registers) and adds alpha times it to
-// the rows x cols valid part of C.
-func microKernel4x4[T floatElem](kc int, alpha T, pa, pb, c []T, ldc, rows, cols int) {
+// the rows x cols valid part of C (stores it, with overwrite).
+func microKernel4x4[T floatElem](kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 T
 	var c20, c21, c22, c23, c30, c31, c32, c33 T
 	pa, pb = pa[:kc*4], pb[:kc*4]
@@ -317,40 +330,8 @@ func microKernel4x4[T floatElem](kc int, alpha T, pa, pb, c []T, ldc, rows, cols
 		c32 += a3 * b2
 		c33 += a3 * b3
 	}
-	if rows == 4 && cols == 4 {
-		r0 := c[0:4:4]
-		r0[0] += alpha * c00
-		r0[1] += alpha * c01
-		r0[2] += alpha * c02
-		r0[3] += alpha * c03
-		r1 := c[ldc : ldc+4 : ldc+4]
-		r1[0] += alpha * c10
-		r1[1] += alpha * c11
-		r1[2] += alpha * c12
-		r1[3] += alpha * c13
-		r2 := c[2*ldc : 2*ldc+4 : 2*ldc+4]
-		r2[0] += alpha * c20
-		r2[1] += alpha * c21
-		r2[2] += alpha * c22
-		r2[3] += alpha * c23
-		r3 := c[3*ldc : 3*ldc+4 : 3*ldc+4]
-		r3[0] += alpha * c30
-		r3[1] += alpha * c31
-		r3[2] += alpha * c32
-		r3[3] += alpha * c33
-		return
-	}
-	sums := [4][4]T{
-		{c00, c01, c02, c03},
-		{c10, c11, c12, c13},
-		{c20, c21, c22, c23},
-		{c30, c31, c32, c33},
-	}
-	for i := range rows {
-		for j := range cols {
-			c[i*ldc+j] += alpha * sums[i][j]
-		}
-	}
+	sums := [16]T{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
+	addBlock(sums[:], 4, alpha, c, ldc, rows, cols, overwrite)
 }
 
 // gemmSimple is the integer counterpart of gemm: C = alpha*A*B + beta*C in

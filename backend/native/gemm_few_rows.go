@@ -13,19 +13,19 @@ type gemvKernels[T floatElem] struct {
 	dot  func(x, y []T) T    // Σ x·y over len(x)
 }
 
-// gemmFewRows computes C += alpha·A·B (C already scaled by beta) for an A
-// of few rows, row by row with vector kernels and without packing:
+// gemmFewRows computes C = alpha·A·B + beta·C for an A of few rows, row by row with vector kernels and without packing:
 // when B's rows are contiguous, each row of C is a sum of rows of B
 // scaled by A's elements (axpy); when its columns are (B transposed, as
 // the weights of a Gemm with transB), each element of C is a dot product
 // of a row of A with a column of B. It reports whether it applied (there
 // are vector kernels for T on this machine, and B is laid out one way or
 // the other).
-func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], c []T, ldc int) bool {
+func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc int) bool {
 	kern, ok := asmGemv[T]()
-	if !ok || m > gemvMaxRows {
+	if !ok || m > gemvMaxRows || b.colStep != 1 && b.rowStep != 1 {
 		return false
 	}
+	scaleRows(m, n, beta, c, ldc)
 	switch {
 	case b.colStep == 1:
 		for i := range m {
@@ -55,8 +55,6 @@ func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], c []T, ldc i
 				row[j] += alpha * kern.dot(arow, b.data[j*b.colStep:j*b.colStep+k])
 			}
 		}
-	default:
-		return false
 	}
 	return true
 }

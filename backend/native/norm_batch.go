@@ -147,6 +147,10 @@ func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner,
 			f := p % features
 			av, bv := T(a[f]), T(b[f])
 			src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
+			if s, ok := any(src).([]float32); ok {
+				scaleShiftF32(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
+				continue
+			}
 			for i, v := range src {
 				dst[i] = v*av + bv
 			}

@@ -1,0 +1,36 @@
+//go:build amd64
+
+package native
+
+// sclipKernel and sscaleShiftKernel are the AVX kernels of clipF32 and
+// scaleShiftF32 over n elements, n a multiple of 8.
+//
+//go:noescape
+func sclipKernel(n int, lo, hi float32, x, y *float32)
+
+//go:noescape
+func sscaleShiftKernel(n int, a, b float32, x, y *float32)
+
+// clipF32 writes y[i] = min(max(x[i], lo), hi), a NaN staying NaN.
+func clipF32(y, x []float32, lo, hi float32) {
+	y = y[:len(x)]
+	m := 0
+	if useAsmKernels {
+		if m = len(x) &^ 7; m > 0 {
+			sclipKernel(m, lo, hi, &x[0], &y[0])
+		}
+	}
+	clipTail(y[m:], x[m:], lo, hi)
+}
+
+// scaleShiftF32 writes y[i] = x[i]*a + b.
+func scaleShiftF32(y, x []float32, a, b float32) {
+	y = y[:len(x)]
+	m := 0
+	if useAsmKernels {
+		if m = len(x) &^ 7; m > 0 {
+			sscaleShiftKernel(m, a, b, &x[0], &y[0])
+		}
+	}
+	scaleShiftTail(y[m:], x[m:], a, b)
+}
