@@ -181,6 +181,11 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 				}
 			}
 		}
+		if mg <= 2 && !direct {
+			// Too thin for a GEMM (depthwise convolutions): no im2col.
+			convDirectThin(yg, wg, xg, cg, mg, g, b == nil)
+			return
+		}
 		cols := xg
 		if !direct {
 			cols = sc.get(worker, kc*outSz)

@@ -1,0 +1,58 @@
+package native
+
+// convDirectThin computes a convolution group with at most two output
+// channels (depthwise convolutions: one) straight from the input, without
+// an im2col buffer: for every output channel r, input channel c and
+// kernel position, each run of the last output axis adds w[r, c, k] times
+// the matching run of the input (contiguous when the last stride is 1,
+// so a vector axpy). It is convThinProduct over im2col rows computed on
+// the fly, adding the same terms in the same order, except that padding
+// positions (zeros in the im2col rows) are skipped rather than added. y
+// holds the bias already, or is cleared when overwrite is set.
+func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite bool) {
+	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+	kc := cg * ks
+	last := len(g.in) - 1
+	s := g.strides[last]
+	if overwrite {
+		clear(y[:mg*outSz])
+	}
+	walker := newConvWindowWalker(g)
+	for r := range mg {
+		row := y[r*outSz : (r+1)*outSz]
+		for c := range cg {
+			plane := x[c*inSz : (c+1)*inSz]
+			for kidx := range ks {
+				a := w[r*kc+c*ks+kidx]
+				walker.forSegments(kidx, func(outBase, inBase int) {
+					lo, hi := walker.lastLo, walker.lastHi
+					if inBase < 0 || lo >= hi {
+						return
+					}
+					start := inBase + lo*s + walker.off[last]
+					dst := row[outBase+lo : outBase+hi]
+					if s == 1 {
+						axpyT(a, plane[start:start+hi-lo], dst)
+						return
+					}
+					for o := range dst {
+						dst[o] += a * plane[start+o*s]
+					}
+				})
+			}
+		}
+	}
+}
+
+// axpyT adds a·x to y (len(x) elements), on the vector kernel for
+// float32 where there is one.
+func axpyT[T floatElem](a T, x, y []T) {
+	if k, ok := asmGemv[T](); ok {
+		k.axpy(a, x, y)
+		return
+	}
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += a * v
+	}
+}

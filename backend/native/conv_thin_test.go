@@ -1,0 +1,63 @@
+package native
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// geomOf builds a convolution geometry from input sizes, kernel, strides,
+// dilations and pads (begin, end), computing the output sizes.
+func geomOf(in, kernel, strides, dilations, padBegin, padEnd []int) *convGeom {
+	g := &convGeom{in: in, kernel: kernel, strides: strides, dilations: dilations, padBegin: padBegin, padEnd: padEnd}
+	for d := range in {
+		span := in[d] + padBegin[d] + padEnd[d] - (kernel[d]-1)*dilations[d] - 1
+		g.out = append(g.out, span/strides[d]+1)
+	}
+	return g
+}
+
+// The direct thin convolution gives what im2col followed by the thin
+// product gives, over 1-, 2- and 3-D geometries with strides, dilations,
+// asymmetric pads, several input channels and one or two outputs.
+func TestConvDirectThinMatchesIm2col(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	geoms := []*convGeom{
+		geomOf([]int{9}, []int{3}, []int{1}, []int{1}, []int{1}, []int{1}),
+		geomOf([]int{10}, []int{3}, []int{2}, []int{2}, []int{2}, []int{0}),
+		geomOf([]int{7, 8}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{9, 7}, []int{3, 2}, []int{2, 1}, []int{1, 2}, []int{0, 2}, []int{1, 1}),
+		geomOf([]int{4, 5, 6}, []int{2, 3, 3}, []int{1, 2, 1}, []int{1, 1, 2}, []int{1, 0, 2}, []int{0, 1, 1}),
+	}
+	for gi, g := range geoms {
+		for _, ch := range [][2]int{{1, 1}, {3, 1}, {2, 2}} {
+			cg, mg := ch[0], ch[1]
+			t.Run(fmt.Sprintf("geom%d/cg=%d/mg=%d", gi, cg, mg), func(t *testing.T) {
+				ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+				x := make([]float32, cg*inSz)
+				w := make([]float32, mg*cg*ks)
+				for i := range x {
+					x[i] = float32(r.NormFloat64())
+				}
+				for i := range w {
+					w[i] = float32(r.NormFloat64())
+				}
+				cols := make([]float32, cg*ks*outSz)
+				convIm2col(cols, x, cg, g, 1)
+				want := make([]float32, mg*outSz)
+				convThinProduct(want, w, cols, mg, cg*ks, outSz, true)
+				got := make([]float32, mg*outSz)
+				for i := range got {
+					got[i] = float32(math.NaN()) // overwrite must clear
+				}
+				convDirectThin(got, w, x, cg, mg, g, true)
+				for i := range want {
+					if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
+						t.Fatalf("element %d: got %v, want %v", i, got[i], want[i])
+					}
+				}
+			})
+		}
+	}
+}
