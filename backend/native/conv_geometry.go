@@ -176,6 +176,13 @@ func convIm2col[T any](col, x []T, channels int, g *convGeom, threads int) {
 	ks, os := g.kernelSize(), g.outSize()
 	rows := channels * ks
 	parallelFor(rows, threads, max(1, elementwiseGrain/max(os, 1)), func(lo, hi int) {
+		if len(g.in) == 2 {
+			for r := lo; r < hi; r++ {
+				c, kidx := r/ks, r%ks
+				convIm2colRow2D(g, col[r*os:(r+1)*os], x[c*g.inSize():(c+1)*g.inSize()], kidx/g.kernel[1], kidx%g.kernel[1])
+			}
+			return
+		}
 		w := newConvWindowWalker(g)
 		for r := lo; r < hi; r++ {
 			c, kidx := r/ks, r%ks
@@ -196,6 +203,10 @@ func convCol2im[T numeric](x, col []T, channels int, g *convGeom, threads int) {
 			plane := x[c*g.inSize() : (c+1)*g.inSize()]
 			for kidx := range ks {
 				r := c*ks + kidx
+				if len(g.in) == 2 {
+					convCol2imRow2D(g, plane, col[r*os:(r+1)*os], kidx/g.kernel[1], kidx%g.kernel[1])
+					continue
+				}
 				convCol2imRowT(w, plane, col[r*os:(r+1)*os], kidx)
 			}
 		}

@@ -61,3 +61,47 @@ func TestConvDirectThinMatchesIm2col(t *testing.T) {
 		}
 	}
 }
+
+// The 2-D im2col and col2im rows agree exactly with the N-D walker's, with
+// strides, dilations and asymmetric pads, including kernel positions whose
+// window lies wholly in the padding.
+func TestIm2col2DMatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	geoms := []*convGeom{
+		geomOf([]int{7, 8}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{9, 7}, []int{3, 2}, []int{2, 3}, []int{1, 2}, []int{0, 2}, []int{1, 1}),
+		geomOf([]int{4, 5}, []int{2, 5}, []int{1, 1}, []int{3, 1}, []int{3, 4}, []int{2, 4}),
+		geomOf([]int{1, 6}, []int{1, 3}, []int{1, 2}, []int{1, 1}, []int{0, 2}, []int{0, 0}),
+	}
+	for gi, g := range geoms {
+		inSz, outSz := g.inSize(), g.outSize()
+		x := make([]float64, inSz)
+		col := make([]float64, outSz)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		for i := range col {
+			col[i] = r.NormFloat64()
+		}
+		w := newConvWindowWalker(g)
+		for kidx := range g.kernelSize() {
+			kh, kw := kidx/g.kernel[1], kidx%g.kernel[1]
+			got, want := make([]float64, outSz), make([]float64, outSz)
+			convIm2colRow2D(g, got, x, kh, kw)
+			convIm2colRowT(w, want, x, kidx)
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("geom %d kernel (%d,%d): im2col[%d] = %v, want %v", gi, kh, kw, i, got[i], want[i])
+				}
+			}
+			back, wantBack := make([]float64, inSz), make([]float64, inSz)
+			convCol2imRow2D(g, back, col, kh, kw)
+			convCol2imRowT(w, wantBack, col, kidx)
+			for i := range wantBack {
+				if back[i] != wantBack[i] {
+					t.Fatalf("geom %d kernel (%d,%d): col2im[%d] = %v, want %v", gi, kh, kw, i, back[i], wantBack[i])
+				}
+			}
+		}
+	}
+}
