@@ -33,8 +33,9 @@ const (
 	gemmKC = 256 // depth of a packed slice
 
 	// gemmParallelMin is the number of multiply-adds below which a GEMM
-	// runs on the calling goroutine: starting workers costs more.
-	gemmParallelMin = 64 * 64 * 64
+	// runs on the calling goroutine: starting workers costs more (about
+	// 100 µs of work on the assembly kernels).
+	gemmParallelMin = 1 << 22
 )
 
 // microKernel is a micro-kernel and the block of C it computes.
