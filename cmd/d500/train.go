@@ -113,6 +113,9 @@ func newTrainingSetup(o setupOptions) (*trainingSetup, error) {
 		return net, loss, nil
 	}
 	if s.net, s.loss, err = newNet(m); err != nil {
+		if len(stats) > 0 && errors.Is(err, network.ErrUnsupported) {
+			err = fmt.Errorf("%w (--batchnorm frozen trains BatchNormalization with fixed statistics)", err)
+		}
 		return nil, err
 	}
 	s.labels = m.Graph.Inputs[len(m.Graph.Inputs)-1].Name
