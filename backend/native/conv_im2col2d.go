@@ -6,14 +6,23 @@ package native
 // the output that fall in the padding are filled (or skipped) whole,
 // without the N-D walker's odometer and per-run callback.
 
+// window2D is the geometry of kernel position (kh, kw) of a 2-D
+// convolution: the input and output sizes, the strides, the input offsets
+// of the window (ih = oh*sh + offH, iw = ow*sw + offW), and the output
+// columns [lo, hi) whose input column is not padding.
+func window2D(g *convGeom, kh, kw int) (H, W, OH, OW, sh, sw, offH, offW, lo, hi int) {
+	H, W, OH, OW = g.in[0], g.in[1], g.out[0], g.out[1]
+	sh, sw = g.strides[0], g.strides[1]
+	offH = kh*g.dilations[0] - g.padBegin[0]
+	offW = kw*g.dilations[1] - g.padBegin[1]
+	lo, hi = convValidRange(offW, sw, W, OW)
+	return
+}
+
 // convIm2colRow2D fills the im2col row of kernel position (kh, kw) of one
 // input plane src [H, W] into dst [OH, OW].
 func convIm2colRow2D[T any](g *convGeom, dst, src []T, kh, kw int) {
-	H, W, OH, OW := g.in[0], g.in[1], g.out[0], g.out[1]
-	sh, sw := g.strides[0], g.strides[1]
-	offH := kh*g.dilations[0] - g.padBegin[0]
-	offW := kw*g.dilations[1] - g.padBegin[1]
-	lo, hi := convValidRange(offW, sw, W, OW)
+	H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kh, kw)
 	var zero T
 	for oh := range OH {
 		seg := dst[oh*OW : (oh+1)*OW]
@@ -42,11 +51,7 @@ func convIm2colRow2D[T any](g *convGeom, dst, src []T, kh, kw int) {
 // convCol2imRow2D adds the im2col row of kernel position (kh, kw), src
 // [OH, OW], back into its input plane dst [H, W].
 func convCol2imRow2D[T numeric](g *convGeom, dst, src []T, kh, kw int) {
-	H, W, OH, OW := g.in[0], g.in[1], g.out[0], g.out[1]
-	sh, sw := g.strides[0], g.strides[1]
-	offH := kh*g.dilations[0] - g.padBegin[0]
-	offW := kw*g.dilations[1] - g.padBegin[1]
-	lo, hi := convValidRange(offW, sw, W, OW)
+	H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kh, kw)
 	if lo >= hi {
 		return
 	}
