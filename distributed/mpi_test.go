@@ -12,9 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/models"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/optimizer"
+	"github.com/deep500/deep500-go/runner"
 )
 
 // The tests of this file run twice: `go test -tags mpi` runs them as
@@ -95,6 +98,7 @@ func TestRanks(t *testing.T) {
 	t.Run("IdenticalAfterEveryStep", testIdentical)
 	t.Run("InconsistentSchemesFollowTheirRules", testInconsistentRules)
 	t.Run("ASGDConvergesDeterministically", testASGDConverges)
+	t.Run("RunningStatsAgree", testRunningStatsAgree)
 }
 
 func TestAbortEndsEveryRank(t *testing.T) {
@@ -499,4 +503,68 @@ func TestThreeRanks(t *testing.T) {
 		must(t, after < before/2, "asgd on 3 ranks: loss %g → %g after 75 steps, want at least halved", before, after)
 	}
 	mustOK(t, world.Barrier())
+}
+
+// newBNNet is x [N, 2, 3] → BatchNormalization (training mode) → Flatten
+// → Dense 3, with softmax cross-entropy: a model with running statistics.
+func newBNNet(t *testing.T) (network.Network, string, []network.RunningStat) {
+	t.Helper()
+	b := models.NewBuilder("bn", models.DefaultOpset)
+	b.SetSeed(5)
+	x := b.Input("x", onnx.Float, -1, 2, 3)
+	b.Output(b.Dense(b.Flatten(b.BatchNorm(x)), 3), "y")
+	m, err := b.Model()
+	mustOK(t, err)
+	stats, err := network.BatchNormTraining(m)
+	mustOK(t, err)
+	loss, err := network.AppendClassLoss(m, network.LossSoftmaxCrossEntropy, "y", "")
+	mustOK(t, err)
+	net, err := backend.New("native", m, backend.Options{Threads: 1, Frozen: runner.BatchNormStats(m.Graph)})
+	mustOK(t, err)
+	t.Cleanup(func() { net.Close() })
+	return net, loss, stats
+}
+
+// The consistent schemes make the ranks agree on BatchNormalization's
+// running statistics too: after a step on different batches, each rank's
+// updated statistics are replaced by their mean over the ranks, through
+// the runner's StatsSyncer hook.
+func testRunningStatsAgree(t *testing.T) {
+	for _, scheme := range []string{"pssgd", "dsgd", "allreduce"} {
+		net, loss, stats := newBNNet(t)
+		o, err := New(scheme, world, net, loss, sgd(t, 0.1), Options{})
+		mustOK(t, err)
+		syncer, ok := o.(runner.StatsSyncer)
+		must(t, ok, "%s does not sync running statistics", scheme)
+		// Every rank its own data: different batch statistics.
+		data, _ := runner.Synthetic(runner.SyntheticConfig{Classes: 3, Shape: []int{2, 3}, N: 16, Seed: uint64(20 + world.Rank())})
+		s, err := runner.NewOrdered(data, runner.SamplerOptions{BatchSize: 8})
+		mustOK(t, err)
+		x, y, _, err := s.Next()
+		mustOK(t, err)
+		_, err = o.Step(map[string]onnx.Value{"x": x, "labels": y})
+		mustOK(t, err)
+		_, err = network.CopyRunningStats(net, stats, nil)
+		mustOK(t, err)
+		var names []string
+		var local []float32
+		for _, st := range stats {
+			names = append(names, st.Param)
+			v, err := network.FetchTensor(net, st.Param)
+			mustOK(t, err)
+			local = append(local, v.Float32s()...)
+		}
+		must(t, !sameOnAllRanks(t, local), "%s: the ranks' batch statistics did not differ", scheme)
+		want := append([]float32(nil), local...)
+		mustOK(t, world.AllReduceMean(want))
+		mustOK(t, syncer.SyncStats(names))
+		var got []float32
+		for _, name := range names {
+			v, err := network.FetchTensor(net, name)
+			mustOK(t, err)
+			got = append(got, v.Float32s()...)
+		}
+		must(t, maxAbsDiff(got, want) == 0, "%s: running statistics %v, want the ranks' mean %v", scheme, got, want)
+		must(t, sameOnAllRanks(t, got), "%s: running statistics differ between ranks", scheme)
+	}
 }

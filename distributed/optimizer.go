@@ -131,6 +131,10 @@ type base struct {
 	start   time.Time
 	traffic Traffic
 	last    Stats
+
+	// stats and statsFlat are the buffers of syncStats.
+	stats     []*onnx.Tensor
+	statsFlat []float32
 }
 
 func (b *base) Scheme() string   { return b.scheme }
@@ -258,6 +262,51 @@ func (b *base) feedParams() error {
 			return err
 		}
 	}
+	return nil
+}
+
+// syncStats replaces the named tensors (BatchNormalization's running
+// statistics, which no gradient reaches) on every rank by their mean over
+// the ranks, so that ranks that saw different batches agree on them as
+// they do on the parameters. Its traffic is added to the last step's.
+func (b *base) syncStats(names []string) error {
+	if b.comm.Size() == 1 || len(names) == 0 {
+		return nil
+	}
+	before := b.comm.Traffic()
+	for len(b.stats) < len(names) {
+		b.stats = append(b.stats, nil)
+	}
+	size := 0
+	for i, name := range names {
+		t, err := network.FetchTensorInto(b.net, name, b.stats[i])
+		if err != nil {
+			return err
+		}
+		if _, ok := t.Data.([]float32); !ok {
+			return fmt.Errorf("running statistic %q is %v: only float32 tensors are communicated", name, t.Type)
+		}
+		b.stats[i] = t
+		size += t.Len()
+	}
+	if len(b.statsFlat) != size {
+		b.statsFlat = make([]float32, size)
+	}
+	stats := b.stats[:len(names)]
+	pack(b.statsFlat, stats)
+	if err := b.comm.AllReduceMean(b.statsFlat); err != nil {
+		return err
+	}
+	unpack(stats, b.statsFlat)
+	for i, name := range names {
+		if err := b.net.Feed(name, stats[i]); err != nil {
+			return err
+		}
+	}
+	t := b.comm.Traffic().Sub(before)
+	b.last.Traffic.BytesSent += t.BytesSent
+	b.last.Traffic.BytesReceived += t.BytesReceived
+	b.last.Traffic.Seconds += t.Seconds
 	return nil
 }
 

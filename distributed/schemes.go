@@ -9,6 +9,10 @@ type decentralized struct{ *base }
 
 func (d *decentralized) Consistent() bool { return true }
 
+// SyncStats implements runner.StatsSyncer: a consistent scheme's ranks
+// agree on the running statistics too.
+func (d *decentralized) SyncStats(names []string) error { return d.syncStats(names) }
+
 func (d *decentralized) Step(batch map[string]onnx.Value) (float64, error) {
 	return d.step(func() (float64, error) {
 		loss, err := d.backprop(batch)
@@ -30,6 +34,9 @@ func (d *decentralized) Step(batch map[string]onnx.Value) (float64, error) {
 type fusedAllReduce struct{ *base }
 
 func (f *fusedAllReduce) Consistent() bool { return true }
+
+// SyncStats implements runner.StatsSyncer.
+func (f *fusedAllReduce) SyncStats(names []string) error { return f.syncStats(names) }
 
 func (f *fusedAllReduce) Step(batch map[string]onnx.Value) (float64, error) {
 	return f.step(func() (float64, error) {
@@ -56,6 +63,9 @@ type paramServer struct {
 }
 
 func (p *paramServer) Consistent() bool { return true }
+
+// SyncStats implements runner.StatsSyncer.
+func (p *paramServer) SyncStats(names []string) error { return p.syncStats(names) }
 
 func (p *paramServer) Step(batch map[string]onnx.Value) (float64, error) {
 	return p.step(func() (float64, error) {

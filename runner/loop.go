@@ -312,7 +312,7 @@ func (r *Runner) Run() (Result, error) {
 				res.Samples += x.Shape[0]
 				res.Loss = loss
 				if len(c.RunningStats) > 0 {
-					if r.statBufs, err = network.CopyRunningStats(c.Net, c.RunningStats, r.statBufs); err != nil {
+					if err := r.updateRunningStats(); err != nil {
 						return fmt.Errorf("step %d: %w", res.Steps, err)
 					}
 				}
@@ -353,6 +353,35 @@ func (r *Runner) Run() (Result, error) {
 	e.Loss, e.TestAccuracy, e.Err = res.Loss, res.TestAccuracy, err
 	emit(e)
 	return res, err
+}
+
+// StatsSyncer is implemented by an optimizer that trains copies of the
+// network which must agree on their running statistics too (the
+// consistent distributed schemes): after every step, once each copy has
+// taken its statistics' updates, the runner calls SyncStats with their
+// names.
+type StatsSyncer interface {
+	SyncStats(names []string) error
+}
+
+// updateRunningStats copies the running statistics' updated values into
+// them, and has the optimizer make its copies agree (StatsSyncer).
+func (r *Runner) updateRunningStats() error {
+	c := &r.cfg
+	var err error
+	if r.statBufs, err = network.CopyRunningStats(c.Net, c.RunningStats, r.statBufs); err != nil {
+		return err
+	}
+	if s, ok := c.Optimizer.(StatsSyncer); ok {
+		names := make([]string, len(c.RunningStats))
+		for i, st := range c.RunningStats {
+			names[i] = st.Param
+		}
+		if err := s.SyncStats(names); err != nil {
+			return fmt.Errorf("running statistics: %w", err)
+		}
+	}
+	return nil
 }
 
 // trainAccuracy is the fraction of the step's batch classified right, read
