@@ -121,6 +121,9 @@ func (s *Summary) Event(e runner.Event) {
 		}
 		fmt.Fprintf(s.W, "%s, %.2fs\n", line, e.Seconds-s.epochStart)
 	case runner.AfterTraining:
+		if e.Step == 0 && e.Err != nil {
+			return // nothing was trained: the error says why
+		}
 		line := fmt.Sprintf("trained %d steps (%d samples) in %.2fs", e.Step, e.Samples, e.Seconds)
 		if e.Step > 0 {
 			line += fmt.Sprintf(", %.2f ms/step", 1000*e.Seconds/float64(e.Step))
