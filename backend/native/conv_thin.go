@@ -18,6 +18,7 @@ func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite
 		clear(y[:mg*outSz])
 	}
 	walker := newConvWindowWalker(g)
+	axpy := axpyFor[T]()
 	for r := range mg {
 		row := y[r*outSz : (r+1)*outSz]
 		for c := range cg {
@@ -32,7 +33,7 @@ func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite
 					start := inBase + lo*s + walker.off[last]
 					dst := row[outBase+lo : outBase+hi]
 					if s == 1 {
-						axpyT(a, plane[start:start+hi-lo], dst)
+						axpy(a, plane[start:start+hi-lo], dst)
 						return
 					}
 					for o := range dst {
@@ -44,15 +45,16 @@ func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite
 	}
 }
 
-// axpyT adds a·x to y (len(x) elements), on the vector kernel for
-// float32 where there is one.
-func axpyT[T floatElem](a T, x, y []T) {
+// axpyFor returns the function that adds a·x to y (len(x) elements): the
+// vector kernel for float32 where there is one, else a loop.
+func axpyFor[T floatElem]() func(a T, x, y []T) {
 	if k, ok := asmGemv[T](); ok {
-		k.axpy(a, x, y)
-		return
+		return k.axpy
 	}
-	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += a * v
+	return func(a T, x, y []T) {
+		y = y[:len(x)]
+		for i, v := range x {
+			y[i] += a * v
+		}
 	}
 }

@@ -51,7 +51,7 @@ type microKernel[T floatElem] struct {
 // kernelFor picks the fastest micro-kernel for T on this machine.
 func kernelFor[T floatElem]() microKernel[T] {
 	if k, ok := asmKernel[T](); ok {
-		return k
+		return *k
 	}
 	return microKernel[T]{mr: 4, nr: 4, run: microKernel4x4[T]}
 }

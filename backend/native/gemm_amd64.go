@@ -20,20 +20,26 @@ func sgemmKernel6x16(kc int, pa, pb, acc *float32)
 //go:noescape
 func dgemmKernel6x8(kc int, pa, pb, acc *float64)
 
+// The assembly kernels, made once: asmKernel and asmGemv hand out
+// pointers to them, which converting through an interface does not copy
+// to the heap (they are called on every product).
+var (
+	sgemmKernel = microKernel[float32]{mr: 6, nr: 16, run: sgemm6x16}
+	dgemmKernel = microKernel[float64]{mr: 6, nr: 8, run: dgemm6x8}
+	sgemv       = gemvKernels[float32]{axpy: saxpy, dot: sdot}
+)
+
 // asmKernel returns the assembly micro-kernel for T, if this processor
 // runs it.
-func asmKernel[T floatElem]() (microKernel[T], bool) {
+func asmKernel[T floatElem]() (*microKernel[T], bool) {
 	if !useAsmKernels {
-		return microKernel[T]{}, false
+		return nil, false
 	}
-	var k any
-	switch any(*new(T)).(type) {
-	case float32:
-		k = microKernel[float32]{mr: 6, nr: 16, run: sgemm6x16}
-	case float64:
-		k = microKernel[float64]{mr: 6, nr: 8, run: dgemm6x8}
+	if k, ok := any(&sgemmKernel).(*microKernel[T]); ok {
+		return k, true
 	}
-	return k.(microKernel[T]), true
+	k, ok := any(&dgemmKernel).(*microKernel[T])
+	return k, ok
 }
 
 func sgemm6x16(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int, overwrite bool) {
@@ -66,11 +72,11 @@ func sdotKernel(n int, x, y *float32) float32
 
 // asmGemv returns the assembly row kernels of float32 (see gemmFewRows),
 // if this processor runs them.
-func asmGemv[T floatElem]() (gemvKernels[T], bool) {
+func asmGemv[T floatElem]() (*gemvKernels[T], bool) {
 	if !useAsmKernels {
-		return gemvKernels[T]{}, false
+		return nil, false
 	}
-	k, ok := any(gemvKernels[float32]{axpy: saxpy, dot: sdot}).(gemvKernels[T])
+	k, ok := any(&sgemv).(*gemvKernels[T])
 	return k, ok
 }
 

@@ -6,6 +6,6 @@ package native
 // architecture, and the portable one runs.
 var useAsmKernels = false
 
-func asmKernel[T floatElem]() (microKernel[T], bool) { return microKernel[T]{}, false }
+func asmKernel[T floatElem]() (*microKernel[T], bool) { return nil, false }
 
-func asmGemv[T floatElem]() (gemvKernels[T], bool) { return gemvKernels[T]{}, false }
+func asmGemv[T floatElem]() (*gemvKernels[T], bool) { return nil, false }
