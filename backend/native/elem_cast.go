@@ -77,8 +77,7 @@ func (k *castKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 		}
 		src = v
 	case []onnx.F16, []onnx.BF16, []onnx.F8E4M3FN, []onnx.F8E4M3FNUZ, []onnx.F8E5M2, []onnx.F8E5M2FNUZ, []onnx.F4E2M1, []onnx.F8E8M0:
-		w := k.f32.get(n)
-		castWidenReduced(w, src)
+		w, _ := widenToFloat32(k.f32.get(n), src) // every type of this case widens
 		src = w
 	}
 	if to == onnx.String {
@@ -134,44 +133,6 @@ func roundToOdd32(v float64) float32 {
 		}
 	}
 	return f
-}
-
-// castWidenReduced writes the float32 values of a reduced-float slice.
-func castWidenReduced(dst []float32, src any) {
-	switch s := src.(type) {
-	case []onnx.F16:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.BF16:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.F8E4M3FN:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.F8E4M3FNUZ:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.F8E5M2:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.F8E5M2FNUZ:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.F4E2M1:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	case []onnx.F8E8M0:
-		for i, v := range s {
-			dst[i] = v.Float32()
-		}
-	}
 }
 
 // castNarrowReduced rounds float32 values into a reduced-float slice.

@@ -389,8 +389,7 @@ func (k *predKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	case []float64:
 		elemMap(k.threads, dst, xd, f)
 	case []onnx.F16, []onnx.BF16, []onnx.F8E4M3FN, []onnx.F8E4M3FNUZ, []onnx.F8E5M2, []onnx.F8E5M2FNUZ:
-		w := k.wide.out.get(x.Len())
-		castWidenReduced(w, xd)
+		w, _ := widenToFloat32(k.wide.out.get(x.Len()), xd) // every type of this case widens
 		elemMap(k.threads, dst, w, func(v float32) bool { return f(float64(v)) })
 	default:
 		return nil, elemUnsupported(k.name, x.Type)

@@ -125,7 +125,7 @@ func (k *lossGrad) run(slots []onnx.Value, g *gradState) error {
 	if weights != nil {
 		k.wbuf = reduceGrow(k.wbuf, c)
 		w = k.wbuf
-		lossWidenInto(w, weights)
+		float64sInto(w, weights.Data)
 	}
 	switch l := labels.Data.(type) {
 	case []int64:
@@ -134,18 +134,6 @@ func (k *lossGrad) run(slots []onnx.Value, g *gradState) error {
 		return lossGradTyped(k, g, scores, weights, w, l, gy, glp, n, c, d, wantX, wantW)
 	}
 	return fmt.Errorf("%s: labels must be int32 or int64, got %v", k.name, labels.Type)
-}
-
-// lossWidenInto copies a float32 or float64 tensor into dst.
-func lossWidenInto(dst []float64, t *onnx.Tensor) {
-	switch s := t.Data.(type) {
-	case []float32:
-		for i, v := range s {
-			dst[i] = float64(v)
-		}
-	case []float64:
-		copy(dst, s)
-	}
 }
 
 // lossGradAt reads element i of a float32 or float64 gradient.
@@ -193,7 +181,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 	if gy != nil && none {
 		k.coefs = reduceGrow(k.coefs, gy.Len())
 		perLabel = k.coefs
-		lossWidenInto(perLabel, gy)
+		float64sInto(perLabel, gy.Data)
 	}
 	if gy != nil && k.reduction != "none" {
 		scalar = lossGradAt(gy, 0)
@@ -209,7 +197,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 		k.gl = reduceGrow(k.gl, scores.Len())
 		gl := k.gl
 		if glp != nil {
-			lossWidenInto(gl, glp)
+			float64sInto(gl, glp.Data)
 		} else {
 			clear(gl)
 		}

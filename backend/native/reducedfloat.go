@@ -13,22 +13,39 @@ import (
 // backing slice into a float32 scratch slice and narrow it again, so the
 // arithmetic loops only ever see float32.
 
-// widenToFloat32 converts a []onnx.F16 or []onnx.BF16 into dst, which must
-// have the same length, and returns dst.
+// widenToFloat32 converts a slice of a reduced float type (float16,
+// bfloat16, the float8 kinds, float4) into dst, which must have the same
+// length, and returns dst.
 func widenToFloat32(dst []float32, src any) ([]float32, error) {
 	switch s := src.(type) {
 	case []onnx.F16:
-		for i, h := range s {
-			dst[i] = h.Float32()
-		}
+		widenEach(dst, s)
 	case []onnx.BF16:
-		for i, h := range s {
-			dst[i] = h.Float32()
-		}
+		widenEach(dst, s)
+	case []onnx.F8E4M3FN:
+		widenEach(dst, s)
+	case []onnx.F8E4M3FNUZ:
+		widenEach(dst, s)
+	case []onnx.F8E5M2:
+		widenEach(dst, s)
+	case []onnx.F8E5M2FNUZ:
+		widenEach(dst, s)
+	case []onnx.F4E2M1:
+		widenEach(dst, s)
+	case []onnx.F8E8M0:
+		widenEach(dst, s)
 	default:
 		return nil, fmt.Errorf("cannot widen %T to float32", src)
 	}
 	return dst, nil
+}
+
+// widenEach writes the float32 value of every element of s into dst.
+func widenEach[T interface{ Float32() float32 }](dst []float32, s []T) {
+	dst = dst[:len(s)]
+	for i, v := range s {
+		dst[i] = v.Float32()
+	}
 }
 
 // narrowFromFloat32 rounds src into dst, a []onnx.F16 or []onnx.BF16 of the
