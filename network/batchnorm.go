@@ -78,20 +78,7 @@ func BatchNormTraining(m *onnx.Model) ([]RunningStat, error) {
 // across calls (see FetchTensorInto); it may be nil or shorter, and the
 // returned slice is to be passed next time.
 func CopyRunningStats(n Network, stats []RunningStat, bufs []*onnx.Tensor) ([]*onnx.Tensor, error) {
-	for len(bufs) < len(stats) {
-		bufs = append(bufs, nil)
-	}
-	for i, s := range stats {
-		t, err := FetchTensorInto(n, s.Updated, bufs[i])
-		if err != nil {
-			return bufs, fmt.Errorf("running statistic %q: %w", s.Param, err)
-		}
-		bufs[i] = t
-		if err := n.Feed(s.Param, t); err != nil {
-			return bufs, fmt.Errorf("running statistic %q: %w", s.Param, err)
-		}
-	}
-	return bufs, nil
+	return copyTensors(n, n, len(stats), func(i int) (string, string) { return stats[i].Updated, stats[i].Param }, bufs, "running statistic")
 }
 
 // CopyParams feeds every parameter of src (its floating-point
@@ -100,17 +87,26 @@ func CopyRunningStats(n Network, stats []RunningStat, bufs []*onnx.Tensor) ([]*o
 // evaluates them. bufs is reused as in CopyRunningStats.
 func CopyParams(dst, src Network, bufs []*onnx.Tensor) ([]*onnx.Tensor, error) {
 	params := src.Params()
-	for len(bufs) < len(params) {
+	return copyTensors(dst, src, len(params), func(i int) (string, string) { return params[i], params[i] }, bufs, "copy parameter")
+}
+
+// copyTensors feeds n tensors of src into dst: the i-th is fetched from
+// src under the first name pair(i) gives and fed to dst under the second,
+// through bufs[i] (grown to n entries and returned). Errors name the
+// destination, after what.
+func copyTensors(dst, src Network, n int, pair func(i int) (from, to string), bufs []*onnx.Tensor, what string) ([]*onnx.Tensor, error) {
+	for len(bufs) < n {
 		bufs = append(bufs, nil)
 	}
-	for i, p := range params {
-		t, err := FetchTensorInto(src, p, bufs[i])
+	for i := range n {
+		from, to := pair(i)
+		t, err := FetchTensorInto(src, from, bufs[i])
 		if err != nil {
-			return bufs, fmt.Errorf("copy parameter %q: %w", p, err)
+			return bufs, fmt.Errorf("%s %q: %w", what, to, err)
 		}
 		bufs[i] = t
-		if err := dst.Feed(p, t); err != nil {
-			return bufs, fmt.Errorf("copy parameter %q: %w", p, err)
+		if err := dst.Feed(to, t); err != nil {
+			return bufs, fmt.Errorf("%s %q: %w", what, to, err)
 		}
 	}
 	return bufs, nil

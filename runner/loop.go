@@ -208,6 +208,8 @@ type Runner struct {
 	// statBufs and paramBufs are the buffers of the running-statistics
 	// and evaluation copies, reused across steps.
 	statBufs, paramBufs []*onnx.Tensor
+	// statNames are the running statistics' names, for StatsSyncer.
+	statNames []string
 }
 
 // New checks cfg and returns its runner.
@@ -373,11 +375,12 @@ func (r *Runner) updateRunningStats() error {
 		return err
 	}
 	if s, ok := c.Optimizer.(StatsSyncer); ok {
-		names := make([]string, len(c.RunningStats))
-		for i, st := range c.RunningStats {
-			names[i] = st.Param
+		if r.statNames == nil {
+			for _, st := range c.RunningStats {
+				r.statNames = append(r.statNames, st.Param)
+			}
 		}
-		if err := s.SyncStats(names); err != nil {
+		if err := s.SyncStats(r.statNames); err != nil {
 			return fmt.Errorf("running statistics: %w", err)
 		}
 	}
