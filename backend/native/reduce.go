@@ -457,6 +457,33 @@ func (k *reduceKernel) compute(x *onnx.Tensor, axes []int64) (*onnx.Tensor, erro
 	return out, nil
 }
 
+// reduceIntegers runs the plan for integers in a 64-bit accumulator of
+// their signedness (A is int64 for signed T, uint64 for unsigned), then
+// writes the results into dst; Mean divides by the count, truncating.
+func reduceIntegers[T numeric, A int64 | uint64](k *reduceKernel, src, dst []T, acc []A) {
+	p, fold := k.plan, k.op.fold()
+	init := A(0)
+	switch fold {
+	case foldMul:
+		init = 1
+	case foldMax:
+		init = A(reduceLowest[T]())
+	case foldMin:
+		init = A(reduceHighest[T]())
+	}
+	reduceWalk(p, fold, src, acc, init, nil, k.threads)
+	for i, a := range acc {
+		if k.op == redMean {
+			if p.count == 0 {
+				a = 0
+			} else {
+				a /= A(p.count)
+			}
+		}
+		dst[i] = T(a)
+	}
+}
+
 // reduceTyped runs the plan for one element type, choosing the
 // accumulator, then writes the finished values into dst.
 func reduceTyped[T numeric](k *reduceKernel, src, dst []T) {
@@ -467,49 +494,11 @@ func reduceTyped[T numeric](k *reduceKernel, src, dst []T) {
 		var zero T
 		if zero-1 < 0 { // signed
 			k.accI = reduceGrow(k.accI, n)
-			acc := k.accI
-			init := int64(0)
-			switch fold {
-			case foldMul:
-				init = 1
-			case foldMax:
-				init = int64(reduceLowest[T]())
-			case foldMin:
-				init = int64(reduceHighest[T]())
-			}
-			reduceWalk(p, fold, src, acc, init, nil, k.threads)
-			for i, a := range acc {
-				if k.op == redMean {
-					if p.count == 0 {
-						a = 0
-					} else {
-						a /= int64(p.count)
-					}
-				}
-				dst[i] = T(a)
-			}
+			reduceIntegers(k, src, dst, k.accI)
 			return
 		}
 		k.accU = reduceGrow(k.accU, n)
-		acc := k.accU
-		init := uint64(0)
-		switch fold {
-		case foldMul:
-			init = 1
-		case foldMin:
-			init = uint64(reduceHighest[T]())
-		}
-		reduceWalk(p, fold, src, acc, init, nil, k.threads)
-		for i, a := range acc {
-			if k.op == redMean {
-				if p.count == 0 {
-					a = 0
-				} else {
-					a /= uint64(p.count)
-				}
-			}
-			dst[i] = T(a)
-		}
+		reduceIntegers(k, src, dst, k.accU)
 		return
 	}
 	k.accF = reduceGrow(k.accF, n)
