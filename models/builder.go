@@ -3,7 +3,6 @@ package models
 import (
 	"errors"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strconv"
 
@@ -39,6 +38,9 @@ type Builder struct {
 	// BatchNormTraining makes BatchNorm emit training_mode 1 (batch
 	// statistics) instead of 0 (running statistics).
 	BatchNormTraining bool
+	// Init is how Conv and Dense parameters are drawn (InitHe, the zero
+	// value, unless set before adding layers).
+	Init Init
 
 	name    string
 	opset   int64
@@ -156,18 +158,6 @@ func (b *Builder) param(node, suffix string, data []float32, shape ...int) strin
 	return name
 }
 
-// kaimingUniform draws n values uniform in [-1/√fanIn, 1/√fanIn]:
-// PyTorch's kaiming_uniform_(a=√5), its default for Conv and Linear
-// weights, and the same bound PyTorch draws their biases from.
-func (b *Builder) kaimingUniform(n, fanIn int) []float32 {
-	bound := 1 / math.Sqrt(float64(fanIn))
-	out := make([]float32, n)
-	for i := range out {
-		out[i] = float32((2*b.rng.Float64() - 1) * bound)
-	}
-	return out
-}
-
 func filled(n int, v float32) []float32 {
 	out := make([]float32, n)
 	for i := range out {
@@ -261,10 +251,10 @@ func (b *Builder) ConvWith(x Value, spec ConvSpec) Value {
 	name := b.nodeName("conv")
 	k := spec.Kernel
 	fanIn := c / spec.Group * k * k
-	wname := b.param(name, "weight", b.kaimingUniform(spec.Out*fanIn, fanIn), spec.Out, c/spec.Group, k, k)
+	wname := b.param(name, "weight", b.weights(spec.Out*fanIn, fanIn), spec.Out, c/spec.Group, k, k)
 	inputs := []string{x.name, wname}
 	if !spec.NoBias {
-		inputs = append(inputs, b.param(name, "bias", b.kaimingUniform(spec.Out, fanIn), spec.Out))
+		inputs = append(inputs, b.param(name, "bias", b.biases(spec.Out, fanIn), spec.Out))
 	}
 	k64, s64, p64 := int64(k), int64(spec.Stride), int64(spec.Pad)
 	attrs := []*onnx.Attribute{intsAttr("kernel_shape", k64, k64), intsAttr("strides", s64, s64), intsAttr("pads", p64, p64, p64, p64)}
@@ -419,8 +409,8 @@ func (b *Builder) Dense(x Value, out int) Value {
 	}
 	in := int(x.shape[1])
 	name := b.nodeName("fc")
-	w := b.param(name, "weight", b.kaimingUniform(out*in, in), out, in)
-	bias := b.param(name, "bias", b.kaimingUniform(out, in), out)
+	w := b.param(name, "weight", b.weights(out*in, in), out, in)
+	bias := b.param(name, "bias", b.biases(out, in), out)
 	return b.node("Gemm", name, []string{x.name, w, bias}, []int64{x.shape[0], int64(out)}, intAttr("transB", 1))
 }
 

@@ -20,12 +20,13 @@
 //
 // Parameters are initializers, drawn from a seeded generator in the order
 // the layers are added, so one seed gives one set of weights:
-//   - Conv and Dense (Gemm) weights follow PyTorch's default
-//     initialisation, kaiming_uniform_ with a = √5, which is uniform in
-//     [-1/√fan_in, 1/√fan_in] with fan_in = input channels / groups ×
-//     kernel area (input features for Dense);
-//   - their biases are uniform in the same interval, as PyTorch's
-//     reset_parameters draws them;
+//   - Conv and Dense (Gemm) parameters follow the builder's Init policy.
+//     The default, InitHe, is He et al.'s initialisation for Relu
+//     networks: weights normal with standard deviation √(2/fan_in),
+//     biases 0, with fan_in = input channels / groups × kernel area
+//     (input features for Dense). InitPyTorch is PyTorch's default for
+//     Conv2d and Linear: weights and biases uniform in [-1/√fan_in,
+//     1/√fan_in];
 //   - BatchNormalization's scale (gamma) is 1, its bias (beta) 0, its
 //     running mean 0 and running variance 1.
 //
@@ -50,5 +51,5 @@
 // the running statistics training updated.
 //
 // Preset builds the named models: mlp, lenet, resnet8, resnet20, resnet18
-// and mobilenetv2.
+// and mobilenetv2 (PresetWith under another initialisation).
 package models

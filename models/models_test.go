@@ -1,6 +1,7 @@
 package models_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -177,58 +178,116 @@ func TestPresetSeeds(t *testing.T) {
 	}
 }
 
-// The initialisation follows PyTorch's defaults: Conv and Linear weights
-// and biases within ±1/√fan_in and spread over that range, BatchNorm
-// 1/0/0/1.
+// Each policy draws Conv and Dense parameters from its distribution:
+// InitHe normal weights with standard deviation √(2/fan_in) and zero
+// biases, InitPyTorch weights and biases within ±1/√fan_in and spread
+// over that range. BatchNorm is 1/0/0/1 under both.
 func TestInitialisation(t *testing.T) {
-	for _, preset := range []string{"resnet8", "lenet"} {
-		m, err := models.Preset(preset, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fanIn := map[string]int{} // layer name -> fan-in of its weight
-		for _, in := range m.Graph.Initializers {
-			layer, suffix, _ := strings.Cut(in.Name, ".")
-			if suffix == "weight" && !strings.HasPrefix(layer, "bn") {
-				fanIn[layer] = in.Tensor.Len() / in.Tensor.Shape[0]
+	for _, init := range []models.Init{models.InitHe, models.InitPyTorch} {
+		for _, preset := range []string{"resnet8", "lenet"} {
+			m, err := models.PresetWith(preset, 1, init)
+			if err != nil {
+				t.Fatal(err)
 			}
+			checkInitialisation(t, fmt.Sprintf("%s under %v", preset, init), m, init)
 		}
-		for _, in := range m.Graph.Initializers {
-			d := in.Tensor.Float32s()
-			layer, suffix, _ := strings.Cut(in.Name, ".")
-			isBN := strings.HasPrefix(layer, "bn")
-			switch {
-			case !isBN && (suffix == "weight" || suffix == "bias"):
-				bound := 1 / math.Sqrt(float64(fanIn[layer]))
-				var maxAbs float64
-				for _, v := range d {
-					maxAbs = math.Max(maxAbs, math.Abs(float64(v)))
-				}
-				// Few biases (10 for the last layer) need not come close
-				// to the bound; weights, thousands of draws, must.
-				low := 0.8 * bound
-				if suffix == "bias" {
-					low = 0.2 * bound
-				}
-				if fanIn[layer] == 0 || maxAbs > bound || maxAbs < low {
-					t.Errorf("%s %s: max |v| = %g, want in [%g, %g]", preset, in.Name, maxAbs, low, bound)
-				}
-			case isBN && (suffix == "bias" || suffix == "running_mean"):
-				for _, v := range d {
-					if v != 0 {
-						t.Fatalf("%s %s: %v, want zeros", preset, in.Name, v)
-					}
-				}
-			case isBN && (suffix == "weight" || suffix == "running_var"):
-				for _, v := range d {
-					if v != 1 {
-						t.Fatalf("%s %s: %v, want ones", preset, in.Name, v)
-					}
-				}
-			default:
-				t.Errorf("%s: unexpected initializer %s", preset, in.Name)
+	}
+}
+
+func checkInitialisation(t *testing.T, what string, m *onnx.Model, init models.Init) {
+	t.Helper()
+	fanIn := map[string]int{} // layer name -> fan-in of its weight
+	for _, in := range m.Graph.Initializers {
+		layer, suffix, _ := strings.Cut(in.Name, ".")
+		if suffix == "weight" && !strings.HasPrefix(layer, "bn") {
+			fanIn[layer] = in.Tensor.Len() / in.Tensor.Shape[0]
+		}
+	}
+	for _, in := range m.Graph.Initializers {
+		d := in.Tensor.Float32s()
+		layer, suffix, _ := strings.Cut(in.Name, ".")
+		isBN := strings.HasPrefix(layer, "bn")
+		switch {
+		case !isBN && fanIn[layer] == 0:
+			t.Errorf("%s: %s has no weight to take its fan-in from", what, in.Name)
+		case !isBN && init == models.InitHe && suffix == "weight":
+			checkNormal(t, what+" "+in.Name, d, math.Sqrt(2/float64(fanIn[layer])))
+		case !isBN && init == models.InitHe && suffix == "bias":
+			checkAll(t, what+" "+in.Name, d, 0)
+		case !isBN && (suffix == "weight" || suffix == "bias"):
+			bound := 1 / math.Sqrt(float64(fanIn[layer]))
+			var maxAbs float64
+			for _, v := range d {
+				maxAbs = math.Max(maxAbs, math.Abs(float64(v)))
 			}
+			// Few biases (10 for the last layer) need not come close
+			// to the bound; weights, thousands of draws, must.
+			low := 0.8 * bound
+			if suffix == "bias" {
+				low = 0.2 * bound
+			}
+			if maxAbs > bound || maxAbs < low {
+				t.Errorf("%s %s: max |v| = %g, want in [%g, %g]", what, in.Name, maxAbs, low, bound)
+			}
+		case isBN && (suffix == "bias" || suffix == "running_mean"):
+			checkAll(t, what+" "+in.Name, d, 0)
+		case isBN && (suffix == "weight" || suffix == "running_var"):
+			checkAll(t, what+" "+in.Name, d, 1)
+		default:
+			t.Errorf("%s: unexpected initializer %s", what, in.Name)
 		}
+	}
+}
+
+// checkNormal checks that d looks drawn from a normal distribution with
+// mean 0 and standard deviation std: its mean, its standard deviation and
+// the share of draws within one std, each within four standard errors of
+// what n draws give.
+func checkNormal(t *testing.T, what string, d []float32, std float64) {
+	t.Helper()
+	n := float64(len(d))
+	var sum, sumSq float64
+	within := 0
+	for _, v := range d {
+		x := float64(v)
+		sum += x
+		sumSq += x * x
+		if math.Abs(x) <= std {
+			within++
+		}
+	}
+	mean := sum / n
+	sd := math.Sqrt(sumSq/n - mean*mean)
+	const share = 0.6826894921370859 // P(|X| <= σ) for a normal X
+	if math.Abs(mean) > 4*std/math.Sqrt(n) {
+		t.Errorf("%s: mean %g of %d draws, want 0 ± %g", what, mean, len(d), 4*std/math.Sqrt(n))
+	}
+	if math.Abs(sd/std-1) > 4/math.Sqrt(2*n) {
+		t.Errorf("%s: standard deviation %g, want %g ± %.1f%%", what, sd, std, 400/math.Sqrt(2*n))
+	}
+	if got, tol := float64(within)/n, 4*math.Sqrt(share*(1-share)/n); math.Abs(got-share) > tol {
+		t.Errorf("%s: %.3f of the draws within one standard deviation, want %.3f ± %.3f", what, got, share, tol)
+	}
+}
+
+func checkAll(t *testing.T, what string, d []float32, want float32) {
+	t.Helper()
+	for _, v := range d {
+		if v != want {
+			t.Fatalf("%s: %v, want all %v", what, v, want)
+		}
+	}
+}
+
+func TestParseInit(t *testing.T) {
+	for _, init := range []models.Init{models.InitHe, models.InitPyTorch} {
+		got, err := models.ParseInit(init.String())
+		if err != nil || got != init {
+			t.Errorf("ParseInit(%q) = %v, %v; want %v", init.String(), got, err, init)
+		}
+	}
+	if _, err := models.ParseInit("xavier"); err == nil || !strings.Contains(err.Error(), "xavier") || !strings.Contains(err.Error(), "pytorch") {
+		t.Errorf("ParseInit(xavier): %v, want an error naming it and the known policies", err)
 	}
 }
 

@@ -48,14 +48,22 @@ func PresetNames() []string {
 //     224, 224], 1000 classes, as torchvision's mobilenet_v2 without its
 //     dropout (3,504,872 trainable parameters).
 //
-// Convolutions followed by BatchNorm have no bias.
+// Convolutions followed by BatchNorm have no bias. The parameters follow
+// the default initialisation, InitHe.
 func Preset(name string, seed uint64) (*onnx.Model, error) {
+	return PresetWith(name, seed, InitHe)
+}
+
+// PresetWith builds the named model with parameters drawn from seed under
+// the initialisation policy init.
+func PresetWith(name string, seed uint64, init Init) (*onnx.Model, error) {
 	body, ok := presets[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown model preset %q (known: %s)", name, strings.Join(PresetNames(), ", "))
 	}
 	b := NewBuilder(name, DefaultOpset)
 	b.SetSeed(seed)
+	b.Init = init
 	body(b)
 	return b.Model()
 }

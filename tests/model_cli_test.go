@@ -2,6 +2,7 @@ package tests
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -32,7 +33,34 @@ func TestD500Model(t *testing.T) {
 	if stdout, stderr, code := runD500(t, bin, "run", "--model", out, "--random-inputs"); code != 0 || !strings.Contains(stdout, "[1 10]") {
 		t.Fatalf("d500 run on the written preset: exit %d\n%s%s", code, stdout, stderr)
 	}
-	for _, args := range [][]string{{"model", "nosuch", "-o", out}, {"model", "lenet"}, {"model"}} {
+	// --init picks the policy: the file holds exactly the preset's
+	// parameters under it, and the two policies differ.
+	for _, policy := range []models.Init{models.InitHe, models.InitPyTorch} {
+		file := filepath.Join(dir, "lenet-"+policy.String()+".onnx")
+		if stdout, stderr, code := runD500(t, bin, "model", "lenet", "-o", file, "--seed", "7", "--init", policy.String()); code != 0 {
+			t.Fatalf("d500 model --init %v: exit %d\n%s%s", policy, code, stdout, stderr)
+		}
+		got, err := onnx.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := models.PresetWith("lenet", 7, policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, in := range want.Graph.Initializers {
+			if !slices.Equal(got.Graph.Initializers[i].Tensor.Float32s(), in.Tensor.Float32s()) {
+				t.Fatalf("--init %v: %s differs from the preset's", policy, in.Name)
+			}
+		}
+		if policy == models.InitHe && !slices.Equal(got.Graph.Initializers[0].Tensor.Float32s(), m.Graph.Initializers[0].Tensor.Float32s()) {
+			t.Fatalf("--init he differs from the default")
+		}
+		if policy == models.InitPyTorch && slices.Equal(got.Graph.Initializers[0].Tensor.Float32s(), m.Graph.Initializers[0].Tensor.Float32s()) {
+			t.Fatalf("--init pytorch gives the same weights as --init he")
+		}
+	}
+	for _, args := range [][]string{{"model", "nosuch", "-o", out}, {"model", "lenet"}, {"model"}, {"model", "lenet", "-o", out, "--init", "xavier"}} {
 		if _, _, code := runD500(t, bin, args...); code != 2 {
 			t.Errorf("d500 %v: exit %d, want 2", args, code)
 		}

@@ -11,13 +11,14 @@ import (
 	"strings"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/models"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/optimizer"
 	"github.com/deep500/deep500-go/runner"
 )
 
-const compareSynopsis = "--model M.onnx|PRESET --loss L --dataset SPEC --a OPT[:k=v,...] --b OPT[:k=v,...] --steps N --csv FILE [--batch N] [--seed N] [--backend B]"
+const compareSynopsis = "--model M.onnx|PRESET --loss L --dataset SPEC --a OPT[:k=v,...] --b OPT[:k=v,...] --steps N --csv FILE [--batch N] [--seed N] [--init he|pytorch] [--backend B]"
 
 // cmdCompareOptimizers runs two optimizers from identical weights on
 // identical batches and records, per step and parameter, how far apart
@@ -33,6 +34,7 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	csvPath := fs.String("csv", "", "write step,param,l2_diff,loss_a,loss_b to `FILE`")
 	batch := fs.Int("batch", 64, "batch size")
 	seed := fs.Uint64("seed", 1, "seed of the initial weights and of the batch order")
+	initName := addInitFlag(fs)
 	backendName := fs.String("backend", "native", "backend: "+strings.Join(backend.Known, ", "))
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
 	normalize := fs.Bool("normalize", true, "normalise the images of a known dataset by its standard statistics")
@@ -52,6 +54,11 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	policy, err := models.ParseInit(*initName)
+	if err != nil {
+		return usageError(fs, stderr, "--init: %v", err)
+	}
+	source := modelSource{spec: *modelSpec, seed: *seed, init: policy}
 	ruleA, err := parseOptimizerSpec(*specA)
 	if err != nil {
 		return usageError(fs, stderr, "--a: %v", err)
@@ -70,7 +77,7 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	// Two networks from the same model and seed: identical weights.
 	// BatchNormalization trains on batch statistics; the running ones,
 	// which only evaluation reads, are not compared.
-	so := setupOptions{model: *modelSpec, seed: *seed, loss: kind, backend: *backendName, threads: *threads, batchNorm: "batch"}
+	so := setupOptions{model: source, loss: kind, backend: *backendName, threads: *threads, batchNorm: "batch"}
 	a, err := newTrainingSetup(so)
 	if err != nil {
 		return fail(err)

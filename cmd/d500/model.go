@@ -9,13 +9,14 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const modelSynopsis = "PRESET -o FILE.onnx [--seed N]"
+const modelSynopsis = "PRESET -o FILE.onnx [--seed N] [--init he|pytorch]"
 
 // cmdModel writes one of the model presets as an ONNX file.
 func cmdModel(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("model", modelSynopsis, stderr)
 	out := fs.String("o", "", "write the model to `FILE.onnx`")
 	seed := fs.Uint64("seed", 1, "seed of the parameters' initialisation")
+	initName := addInitFlag(fs)
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -26,7 +27,11 @@ func cmdModel(args []string, stdout, stderr io.Writer) int {
 	case *out == "":
 		return usageError(fs, stderr, "-o FILE.onnx is required")
 	}
-	m, err := models.Preset(rest[0], *seed)
+	policy, err := models.ParseInit(*initName)
+	if err != nil {
+		return usageError(fs, stderr, "--init: %v", err)
+	}
+	m, err := models.PresetWith(rest[0], *seed, policy)
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}

@@ -20,17 +20,7 @@ import (
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--distributed SCHEME [--np N]]"
-
-// loadModel reads an ONNX file or builds a preset (a name without ".onnx"
-// that is not an existing file; a folder of the preset's name does not
-// hide it).
-func loadModel(spec string, seed uint64) (*onnx.Model, error) {
-	if fi, err := os.Stat(spec); err == nil && !fi.IsDir() || strings.HasSuffix(spec, ".onnx") {
-		return onnx.Load(spec)
-	}
-	return models.Preset(spec, seed)
-}
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--distributed SCHEME [--np N]]"
 
 // trainingSetup is a model with a loss appended, built on a backend, and
 // the names a training step feeds and reads.
@@ -46,8 +36,7 @@ type trainingSetup struct {
 
 // setupOptions say what newTrainingSetup builds.
 type setupOptions struct {
-	model   string // ONNX file or preset
-	seed    uint64 // of the preset's parameters
+	model   modelSource
 	loss    network.LossKind
 	backend string
 	threads int
@@ -71,12 +60,12 @@ var batchNormModes = []string{"batch", "frozen"}
 // parameters); in batch mode they follow the batches instead.
 func newTrainingSetup(o setupOptions) (*trainingSetup, error) {
 	build := func(training bool) (*onnx.Model, []network.RunningStat, error) {
-		m, err := loadModel(o.model, o.seed)
+		m, err := o.model.load()
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(m.Graph.Inputs) == 0 || len(m.Graph.Outputs) == 0 {
-			return nil, nil, fmt.Errorf("model %s has no input or no output", o.model)
+			return nil, nil, fmt.Errorf("model %s has no input or no output", o.model.spec)
 		}
 		var stats []network.RunningStat
 		if training && o.batchNorm == "batch" {
@@ -161,6 +150,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	steps := fs.Int("steps", 0, "optimizer steps to train")
 	noShuffle := fs.Bool("no-shuffle", false, "visit the training samples in order")
 	seed := fs.Uint64("seed", 1, "seed of the preset's parameters and the shuffling")
+	initName := addInitFlag(fs)
 	nanDir := fs.String("nan-dir", "", "where a NaN/Inf loss abort writes the step's gradients (default: nan-gradients/ beside the CSV)")
 	normalize := fs.Bool("normalize", true, "normalise the images of a known dataset (fashion-mnist, mnist, cifar10) by its per-channel mean and standard deviation")
 	csvPath := fs.String("csv", "", "write one row per step and per evaluation to `FILE`")
@@ -196,6 +186,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(fs, stderr, "--loss: %v", err)
 	}
+	policy, err := models.ParseInit(*initName)
+	if err != nil {
+		return usageError(fs, stderr, "--init: %v", err)
+	}
+	source := modelSource{spec: *modelSpec, seed: *seed, init: policy}
 	schedule, err := runner.ParseSchedule(*lrSchedule)
 	if err != nil {
 		return usageError(fs, stderr, "--lr-schedule: %v", err)
@@ -245,7 +240,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	defer dist.finish()
 
-	setup, err := newTrainingSetup(setupOptions{model: *modelSpec, seed: *seed, loss: kind, backend: *backendName,
+	setup, err := newTrainingSetup(setupOptions{model: source, loss: kind, backend: *backendName,
 		threads: *threads, batchNorm: *batchNorm, eval: true})
 	if err != nil {
 		return fail(err)
@@ -369,7 +364,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		status = failed(runErr)
 	}
 	if *saveModel != "" && (runErr == nil || errors.Is(runErr, errInterrupted)) {
-		if err := saveTrained(net, *modelSpec, *seed, *saveModel); err != nil {
+		if err := saveTrained(net, source, *saveModel); err != nil {
 			status = failed(err)
 		} else {
 			fmt.Fprintf(stdout, "trained model written to %s\n", *saveModel)
@@ -405,8 +400,8 @@ func lossKindList() string {
 
 // saveTrained writes the model as given (without the loss) with the
 // network's current parameters as its initializers.
-func saveTrained(net network.Network, spec string, seed uint64, out string) error {
-	m, err := loadModel(spec, seed)
+func saveTrained(net network.Network, source modelSource, out string) error {
+	m, err := source.load()
 	if err != nil {
 		return err
 	}
