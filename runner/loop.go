@@ -172,7 +172,7 @@ type Config struct {
 	// When Steps ends an epoch early, the test set is still evaluated.
 	Epochs, Steps int
 	// TestEvery > 0 evaluates after every TestEvery steps instead of at
-	// the end of each epoch.
+	// the end of each epoch, and after the last step of the run.
 	TestEvery int
 	// RunningStats are copied from their updated values into the
 	// statistics after every step (network.BatchNormTraining's pairs).
@@ -335,7 +335,11 @@ func (r *Runner) Run() (Result, error) {
 				}
 			}
 			emit(ev(AfterTrainingSet))
-			if c.TestEvery <= 0 && c.Test != nil {
+			// With TestEvery, the last step need not fall on an
+			// evaluation: the final model is evaluated too, so that the
+			// run's closing figures are its own.
+			last := c.Epochs > 0 && epoch == c.Epochs-1 || c.Steps > 0 && res.Steps >= c.Steps
+			if c.Test != nil && (c.TestEvery <= 0 || last && res.Steps%c.TestEvery != 0) {
 				if err := r.evaluate(&res, ev, emit); err != nil || r.stopRequested() {
 					return err
 				}

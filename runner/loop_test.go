@@ -2,6 +2,8 @@ package runner_test
 
 import (
 	"errors"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +36,13 @@ func setup(t *testing.T, opt string, lr float64, epochs int, ls ...runner.Listen
 // setupWrapped is setup with the optimizer passed through wrap (when not
 // nil), so a test can watch the steps.
 func setupWrapped(t *testing.T, opt string, lr float64, epochs int, wrap func(optimizer.Optimizer, network.Network) optimizer.Optimizer, ls ...runner.Listener) (*runner.Runner, *optimizer.Hyperparams) {
+	t.Helper()
+	return setupWith(t, opt, lr, epochs, wrap, nil, ls...)
+}
+
+// setupWith is setupWrapped with the run's configuration passed through
+// tweak (when not nil) before the runner is made.
+func setupWith(t *testing.T, opt string, lr float64, epochs int, wrap func(optimizer.Optimizer, network.Network) optimizer.Optimizer, tweak func(*runner.Config), ls ...runner.Listener) (*runner.Runner, *optimizer.Hyperparams) {
 	t.Helper()
 	m, err := models.Preset("mlp", 1)
 	if err != nil {
@@ -71,8 +80,12 @@ func setupWrapped(t *testing.T, opt string, lr float64, epochs int, wrap func(op
 	if wrap != nil {
 		o = wrap(o, net)
 	}
-	r, err := runner.New(runner.Config{Net: net, Optimizer: o, Hyper: h,
-		Input: "x", Labels: "labels", Output: "y", Loss: loss, Train: tr, Test: te, Epochs: epochs, Listeners: ls})
+	cfg := runner.Config{Net: net, Optimizer: o, Hyper: h,
+		Input: "x", Labels: "labels", Output: "y", Loss: loss, Train: tr, Test: te, Epochs: epochs, Listeners: ls}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	r, err := runner.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +136,44 @@ func TestEventOrderAndStop(t *testing.T) {
 	}
 	if last := rec.kinds[len(rec.kinds)-1]; last != runner.AfterTraining || rec.kinds[len(rec.kinds)-2] != runner.AfterStep {
 		t.Fatalf("after a stop: %v", rec.kinds)
+	}
+}
+
+// evaluatedAt records the steps after which the test set was evaluated.
+type evaluatedAt struct{ steps []int }
+
+func (r *evaluatedAt) Event(e runner.Event) {
+	if e.Kind == runner.AfterTestSet {
+		r.steps = append(r.steps, e.Step)
+	}
+}
+
+// With TestEvery, the test set is evaluated after every TestEvery steps
+// and after the run's last step, once, whether epochs or steps end it.
+func TestEvaluateEveryAndAtTheEnd(t *testing.T) {
+	for _, c := range []struct {
+		epochs, steps, every int
+		want                 []int
+	}{
+		{epochs: 1, every: 3, want: []int{3, 6, 8}}, // 8 steps an epoch
+		{epochs: 1, every: 4, want: []int{4, 8}},
+		{epochs: 2, every: 5, want: []int{5, 10, 15, 16}},
+		{steps: 5, every: 3, want: []int{3, 5}},
+		{steps: 11, every: 3, want: []int{3, 6, 9, 11}},
+		{epochs: 2, want: []int{8, 16}},
+	} {
+		rec := &evaluatedAt{}
+		r, _ := setupWith(t, "sgd", 0.01, c.epochs, nil, func(cfg *runner.Config) { cfg.Steps, cfg.TestEvery = c.steps, c.every }, rec)
+		res, err := r.Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(rec.steps, c.want) {
+			t.Errorf("epochs %d, steps %d, every %d: evaluated after steps %v, want %v", c.epochs, c.steps, c.every, rec.steps, c.want)
+		}
+		if math.IsNaN(res.TestAccuracy) {
+			t.Errorf("epochs %d, steps %d, every %d: no final test accuracy", c.epochs, c.steps, c.every)
+		}
 	}
 }
 
