@@ -12,7 +12,7 @@ STRICT ?=
 FUZZTIME ?= 10s
 OUT := out
 
-.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch bench-distributed
+.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch crosscheck-seeds bench-distributed
 
 all: build
 
@@ -89,6 +89,15 @@ crosscheck-pytorch: setup build
 		--optimizer adam --lr 0.001 --batch 64 --csv $(CROSSCHECK)/d500.csv
 	/usr/bin/python3 scripts/crosscheck/pytorch_lenet.py $(CROSSCHECK)/lenet-init.onnx $(CROSSCHECK)/d500.csv \
 		| tee $(CROSSCHECK)/report.txt
+
+# LeNet's test accuracy after one epoch for every seed in SEEDS, under both
+# initialisations (--init he and pytorch), in d500 and in PyTorch alone
+# (out/crosscheck/seeds.txt): the spread a single seed's figure comes from.
+SEEDS ?= 1-5
+crosscheck-seeds: setup build
+	@scripts/setup-pytorch.sh
+	@mkdir -p $(CROSSCHECK)
+	scripts/crosscheck/lenet_seeds.sh bin/d500 $(SEEDS) $(CROSSCHECK)/seeds | tee $(CROSSCHECK)/seeds.txt
 
 generate: setup
 	$(GO) generate ./...
