@@ -88,6 +88,12 @@ func applyActivation[T floatElem](fn activation, dst, src []T) {
 	dst = dst[:len(src)]
 	switch fn {
 	case actRelu:
+		// float32 Relu is a Clip to [0, +inf], whose vector kernel has no
+		// branch to mispredict on mixed signs (NaN and -0 kept, as below).
+		if d, ok := any(dst).([]float32); ok {
+			clipF32(d, any(src).([]float32), 0, float32(math.Inf(1)))
+			return
+		}
 		for i, v := range src {
 			if v < 0 {
 				v = 0
