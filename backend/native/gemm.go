@@ -87,6 +87,30 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 	if gemmFewRows(m, n, k, alpha, a, b, beta, c, ldc) {
 		return
 	}
+	gemmTiled(m, n, k, alpha, a, b, nil, beta, c, ldc, threads)
+}
+
+// panelPacker writes the kc x nc block at (p0, j0) of a B matrix that is
+// never stored whole (the im2col matrix of a convolution) straight into
+// packPanelsB's layout: panels of nr columns, zero-padded past nc.
+type panelPacker[T floatElem] func(dst []T, p0, j0, kc, nc, nr int)
+
+// gemmImplicitB is gemm with B given by its packer: C = alpha*A*B +
+// beta*C for a k x n B that packB produces a block at a time.
+func gemmImplicitB[T floatElem](m, n, k int, alpha T, a matrix[T], packB panelPacker[T], beta T, c []T, ldc int, threads int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleRows(m, n, beta, c, ldc)
+		return
+	}
+	gemmTiled(m, n, k, alpha, a, matrix[T]{}, packB, beta, c, ldc, threads)
+}
+
+// gemmTiled is the blocked product of gemm, with B read from b or, when
+// packB is not nil, produced by it.
+func gemmTiled[T floatElem](m, n, k int, alpha T, a, b matrix[T], packB panelPacker[T], beta T, c []T, ldc int, threads int) {
 	// With beta 0 the first K slice stores its products instead of
 	// adding them (overwrite), which saves a pass clearing C.
 	if beta != 0 {
@@ -106,7 +130,7 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	kern := kernelFor[T]()
-	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
+	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
 		packASize: roundUp(min(gemmMC, m), kern.mr) * min(gemmKC, k),
 		packBSize: roundUp(min(gemmNC, n), kern.nr) * min(gemmKC, k)}
 	if threads <= 1 {
@@ -122,6 +146,7 @@ type gemmJob[T floatElem] struct {
 	m, n, k              int
 	alpha                T
 	a, b                 matrix[T]
+	packB                panelPacker[T] // when not nil, B's blocks come from it
 	c                    []T
 	ldc                  int
 	tiles, tilesN        int
@@ -145,7 +170,11 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		for p0 := 0; p0 < j.k; p0 += gemmKC {
 			kc := min(gemmKC, j.k-p0)
 			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.mr)
-			packPanelsB(*packB, j.b, p0, j0, kc, nc, j.kern.nr)
+			if j.packB != nil {
+				j.packB(*packB, p0, j0, kc, nc, j.kern.nr)
+			} else {
+				packPanelsB(*packB, j.b, p0, j0, kc, nc, j.kern.nr)
+			}
 			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
 	}
