@@ -16,14 +16,10 @@ import (
 // panels start as NaN, so an element left unwritten shows.
 func TestPackIm2colPanels2DMatchesPacking(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
-	geoms := []*convGeom{
-		geomOf([]int{7, 8}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
-		geomOf([]int{9, 7}, []int{3, 2}, []int{2, 3}, []int{1, 2}, []int{0, 2}, []int{1, 1}),
-		geomOf([]int{4, 5}, []int{2, 5}, []int{1, 1}, []int{3, 1}, []int{3, 4}, []int{2, 4}),
-		geomOf([]int{1, 6}, []int{1, 3}, []int{1, 2}, []int{1, 1}, []int{0, 2}, []int{0, 0}),
+	geoms := append(im2colTestGeoms(),
 		geomOf([]int{20, 37}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
 		geomOf([]int{15, 15}, []int{7, 7}, []int{2, 2}, []int{1, 1}, []int{3, 3}, []int{3, 3}),
-	}
+	)
 	const channels = 3
 	for gi, g := range geoms {
 		kRows, n := channels*g.kernelSize(), g.outSize()

@@ -62,18 +62,23 @@ func TestConvDirectThinMatchesIm2col(t *testing.T) {
 	}
 }
 
-// The 2-D im2col and col2im rows agree exactly with the N-D walker's, with
-// strides, dilations and asymmetric pads, including kernel positions whose
-// window lies wholly in the padding.
-func TestIm2col2DMatchesWalker(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 5))
-	geoms := []*convGeom{
+// im2colTestGeoms are 2-D geometries with strides, dilations, asymmetric
+// pads and kernel positions whose window lies wholly in the padding.
+func im2colTestGeoms() []*convGeom {
+	return []*convGeom{
 		geomOf([]int{7, 8}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
 		geomOf([]int{9, 7}, []int{3, 2}, []int{2, 3}, []int{1, 2}, []int{0, 2}, []int{1, 1}),
 		geomOf([]int{4, 5}, []int{2, 5}, []int{1, 1}, []int{3, 1}, []int{3, 4}, []int{2, 4}),
 		geomOf([]int{1, 6}, []int{1, 3}, []int{1, 2}, []int{1, 1}, []int{0, 2}, []int{0, 0}),
 	}
-	for gi, g := range geoms {
+}
+
+// The 2-D im2col and col2im rows agree exactly with the N-D walker's, with
+// strides, dilations and asymmetric pads, including kernel positions whose
+// window lies wholly in the padding.
+func TestIm2col2DMatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for gi, g := range im2colTestGeoms() {
 		inSz, outSz := g.inSize(), g.outSize()
 		x := make([]float64, inSz)
 		col := make([]float64, outSz)
