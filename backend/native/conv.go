@@ -170,7 +170,9 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 	// (packIm2colPanels2D) instead of writing it whole and packing it
 	// again. Below the size, writing it is cheaper: its short runs of
 	// output columns (narrow images) cost more per element packed
-	// directly (ResNet-8 at batch 1: 740 µs materialised, 870 µs direct).
+	// directly (ResNet-8 at batch 1: 740 µs materialised, 870 µs direct;
+	// a 56×56, 64-channel 3×3 convolution: 2.79 ms materialised, 2.50 ms
+	// direct).
 	implicit := !direct && len(g.in) == 2 && mg > gemvMaxRows && kc*outSz >= convImplicitMin
 	if !direct && !implicit {
 		// Allocate worker 0's buffer up front so parallel items only
