@@ -38,11 +38,19 @@
 // dimensions that move together, and walks the output in rows, with
 // dedicated loops for same-shape and scalar operands. Layout operators
 // share one strided-copy primitive (layout.go). MatMul and Gemm run on a
-// cache-blocked GEMM with packed panels and a 4x4 register micro-kernel
-// that spreads tiles of the output over goroutines (gemm.go); batched
-// MatMul spreads whole small products instead. Large elementwise outputs
-// are split into chunks over goroutines (parallel.go). The thread count
-// comes from backend.Options.Threads, or GOMAXPROCS when it is 0.
+// cache-blocked GEMM with packed panels that spreads tiles of the output
+// over goroutines (gemm.go); its micro-kernels are AVX2/FMA assembly
+// (6x16 float32, 6x8 float64) where the CPU has them and a portable 4x4
+// loop elsewhere, and a product of at most four rows skips packing for
+// vector axpy and dot kernels (gemm_few_rows.go). Batched MatMul spreads
+// whole small products instead. Convolutions run as im2col followed by the
+// GEMM (conv.go); a 2-D one whose column matrix would not stay in cache
+// packs it block by block straight from the input instead of writing it
+// (conv_im2col2d.go), and depthwise and other thin ones skip the GEMM
+// (conv_thin.go). Large elementwise outputs are split into chunks over
+// goroutines (parallel.go), and Clip, Relu and BatchNormalization's scale
+// and shift have AVX kernels (vec_amd64.s). The thread count comes from
+// backend.Options.Threads, or GOMAXPROCS when it is 0.
 //
 // A kernel's element type is chosen by one type switch per call; static
 // type inference at build time (to pick it once) is left for when the
