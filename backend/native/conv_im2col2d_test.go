@@ -1,6 +1,7 @@
 package native
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,11 +10,12 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-// Packing im2col blocks straight from the input gives exactly the panels
-// that writing the matrix and packing it give, for blocks at any offset,
-// every panel width, strides, dilations, asymmetric pads, narrow images
-// (runs crossing output rows) and windows wholly in the padding. The
-// panels start as NaN, so an element left unwritten shows.
+// Packing a block of the im2col matrix through its own buffer gives
+// exactly the panels that writing the whole matrix and packing it give,
+// for blocks at any offset, every panel width, strides, dilations,
+// asymmetric pads, narrow images (blocks that start and end inside output
+// rows) and windows wholly in the padding. The panels start as NaN, so an
+// element left unwritten shows.
 func TestPackIm2colPanels2DMatchesPacking(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	geoms := append(im2colTestGeoms(),
@@ -117,4 +119,39 @@ func int64s(v []int) []int64 {
 		out[i] = int64(x)
 	}
 	return out
+}
+
+// BenchmarkIm2colPacking compares, for the B panels of 3×3 stride-1
+// convolutions over 16 channels (kc = 144 rows, tiles of 256 columns),
+// writing the whole im2col matrix and packing it with packing each tile
+// through its own block (packIm2colPanels2D). The inputs are small enough
+// for the whole matrix to stay in cache, the case where it is faster.
+func BenchmarkIm2colPacking(b *testing.B) {
+	for _, size := range []int{8, 32, 56} {
+		const channels, nr = 16, 16
+		g := geomOf([]int{size, size}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})
+		kRows, n := channels*g.kernelSize(), g.outSize()
+		nc := min(gemmNC, n)
+		x := make([]float32, channels*g.inSize())
+		for i := range x {
+			x[i] = float32(i % 7)
+		}
+		col := make([]float32, kRows*n)
+		panels := make([]float32, roundUp(nc, nr)*kRows)
+		b.Run(fmt.Sprintf("%dx%d/materialised", size, size), func(b *testing.B) {
+			for b.Loop() {
+				convIm2col(col, x, channels, g, 1)
+				for j0 := 0; j0 < n; j0 += nc {
+					packPanelsB(panels, newMatrix(col, n, false), 0, j0, kRows, min(nc, n-j0), nr)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("%dx%d/blocked", size, size), func(b *testing.B) {
+			for b.Loop() {
+				for j0 := 0; j0 < n; j0 += nc {
+					packIm2colPanels2D(panels, x, g, 0, j0, kRows, min(nc, n-j0), nr)
+				}
+			}
+		})
+	}
 }

@@ -45,7 +45,7 @@
 // vector axpy and dot kernels (gemm_few_rows.go). Batched MatMul spreads
 // whole small products instead. Convolutions run as im2col followed by the
 // GEMM (conv.go); a 2-D one whose column matrix would not stay in cache
-// packs it block by block straight from the input instead of writing it
+// writes it one GEMM tile's block at a time instead of whole
 // (conv_im2col2d.go), and depthwise and other thin ones skip the GEMM
 // (conv_thin.go). Large elementwise outputs are split into chunks over
 // goroutines (parallel.go), and Clip, Relu and BatchNormalization's scale
