@@ -275,6 +275,10 @@ func packPanelsA[T floatElem](dst []T, a matrix[T], i0, p0, mc, kc, mr int) {
 // of nr columns: panel c holds, for each p, the nr values B[p, j] side by
 // side, zero-padded past the matrix.
 func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
+	if b.rowStep == 1 && b.colStep != 1 {
+		packPanelsBColumns(dst, b, p0, j0, kc, nc, nr)
+		return
+	}
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
@@ -293,6 +297,31 @@ func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
 				} else {
 					out[j] = 0
 				}
+			}
+		}
+	}
+}
+
+// packPanelsBColumns is packPanelsB for a B whose columns are contiguous
+// (a transposed operand, as the weight gradient of a convolution reads its
+// im2col matrix): each column is read along its length and spread into
+// its lane of the panel, instead of gathering nr elements a column apart
+// for every p.
+func packPanelsBColumns[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
+	for jr := 0; jr < nc; jr += nr {
+		panel := dst[jr*kc : (jr+nr)*kc]
+		cols := min(nr, nc-jr)
+		for j := range cols {
+			src := b.data[(j0+jr+j)*b.colStep+p0:]
+			src = src[:kc]
+			lane := panel[j:]
+			for p, v := range src {
+				lane[p*nr] = v
+			}
+		}
+		for j := cols; j < nr; j++ {
+			for p := range kc {
+				panel[p*nr+j] = 0
 			}
 		}
 	}

@@ -164,3 +164,43 @@ func BenchmarkGemm(b *testing.B) {
 		})
 	}
 }
+
+// Packing B panels lays out B[p0+p, j0+jr+j] at panel jr, row p, lane j,
+// and zeros past the block's last column, whatever B's layout: the
+// transposed one (contiguous columns) has its own loop.
+func TestPackPanelsBLayouts(t *testing.T) {
+	const k, n = 37, 45
+	data := make([]float32, k*n)
+	for i := range data {
+		data[i] = float32(i + 1)
+	}
+	for _, trans := range []bool{false, true} {
+		ld := n
+		if trans {
+			ld = k
+		}
+		b := newMatrix(data, ld, trans)
+		at := func(p, j int) float32 { return b.data[p*b.rowStep+j*b.colStep] }
+		for _, blk := range [][5]int{{0, 0, k, n, 16}, {3, 5, 20, 29, 16}, {1, 2, 36, 43, 8}, {0, 40, 7, 5, 4}} {
+			p0, j0, kc, nc, nr := blk[0], blk[1], blk[2], blk[3], blk[4]
+			got := make([]float32, roundUp(nc, nr)*kc)
+			for i := range got {
+				got[i] = float32(math.NaN())
+			}
+			packPanelsB(got, b, p0, j0, kc, nc, nr)
+			for jr := 0; jr < nc; jr += nr {
+				for p := range kc {
+					for j := range nr {
+						var want float32
+						if jr+j < nc {
+							want = at(p0+p, j0+jr+j)
+						}
+						if g := got[jr*kc+p*nr+j]; g != want {
+							t.Fatalf("trans %v, block %v: panel %d row %d lane %d = %v, want %v", trans, blk, jr/nr, p, j, g, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
