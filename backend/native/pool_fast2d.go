@@ -94,6 +94,35 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 			r := rows[oh]
 			for ow := range OW {
 				c := cols[ow]
+				if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
+					// A whole 2×2 window (LeNet's and most CNNs' pooling):
+					// four fixed compares, first maximum kept as below; a
+					// window holding a NaN takes the general loop.
+					o := (r.start+r.lo)*W + c.start + c.lo
+					v0, v1, v2, v3 := src[o], src[o+1], src[o+W], src[o+W+1]
+					if v0 == v0 && v1 == v1 && v2 == v2 && v3 == v3 {
+						best, bestOff := v0, o
+						if v1 > best {
+							best, bestOff = v1, o+1
+						}
+						if v2 > best {
+							best, bestOff = v2, o+W
+						}
+						if v3 > best {
+							best, bestOff = v3, o+W+1
+						}
+						dst[ow] = best
+						if idx != nil {
+							i := plane*OH*OW + oh*OW + ow
+							if colMajor {
+								idx[i] = int64(plane*H*W + (bestOff%W)*H + bestOff/W)
+							} else {
+								idx[i] = int64(plane*H*W + bestOff)
+							}
+						}
+						continue
+					}
+				}
 				if k.mode == poolMax {
 					best, bestOff, found := T(0), -1, false
 					for kh := r.lo; kh < r.hi; kh++ {
