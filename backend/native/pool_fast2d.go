@@ -113,12 +113,7 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 						}
 						dst[ow] = best
 						if idx != nil {
-							i := plane*OH*OW + oh*OW + ow
-							if colMajor {
-								idx[i] = int64(plane*H*W + (bestOff%W)*H + bestOff/W)
-							} else {
-								idx[i] = int64(plane*H*W + bestOff)
-							}
+							idx[plane*OH*OW+oh*OW+ow] = poolIndex(plane, H, W, bestOff, colMajor)
 						}
 						continue
 					}
@@ -138,13 +133,10 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 					dst[ow] = best
 					if idx != nil {
 						i := plane*OH*OW + oh*OW + ow
-						switch {
-						case bestOff < 0:
+						if bestOff < 0 {
 							idx[i] = -1
-						case colMajor:
-							idx[i] = int64(plane*H*W + (bestOff%W)*H + bestOff/W)
-						default:
-							idx[i] = int64(plane*H*W + bestOff)
+						} else {
+							idx[i] = poolIndex(plane, H, W, bestOff, colMajor)
 						}
 					}
 					continue
@@ -172,4 +164,14 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 		}
 	})
 	return true
+}
+
+// poolIndex is MaxPool's Indices value of the element at offset off of
+// plane (of H×W): its flat position in the input, with the plane's
+// elements counted column by column when colMajor (storage_order 1).
+func poolIndex(plane, H, W, off int, colMajor bool) int64 {
+	if colMajor {
+		return int64(plane*H*W + (off%W)*H + off/W)
+	}
+	return int64(plane*H*W + off)
 }
