@@ -21,10 +21,16 @@ type modelSource struct {
 // that is not an existing file; a folder of the preset's name does not
 // hide it). Each call builds a fresh model, so callers may change it.
 func (s modelSource) load() (*onnx.Model, error) {
-	if fi, err := os.Stat(s.spec); err == nil && !fi.IsDir() || strings.HasSuffix(s.spec, ".onnx") {
+	if s.isFile() {
 		return onnx.Load(s.spec)
 	}
 	return models.PresetWith(s.spec, s.seed, s.init)
+}
+
+// isFile reports whether the spec names an ONNX file rather than a preset.
+func (s modelSource) isFile() bool {
+	fi, err := os.Stat(s.spec)
+	return err == nil && !fi.IsDir() || strings.HasSuffix(s.spec, ".onnx")
 }
 
 // addInitFlag declares --init, the initialisation of a preset's

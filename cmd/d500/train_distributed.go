@@ -140,6 +140,15 @@ func (d *distTrain) active() bool { return d.comm != nil }
 // only process.
 func (d *distTrain) isRoot() bool { return d.comm == nil || d.comm.Rank() == 0 }
 
+// ranks is the scheme and the number of ranks of a distributed run (1
+// when not distributed).
+func (d *distTrain) ranks() (scheme string, n int) {
+	if d.comm == nil {
+		return "", 1
+	}
+	return *d.scheme, d.comm.Size()
+}
+
 // abort ends every rank of the job with err. Any error after start goes
 // here: the other ranks may be waiting for this one in a collective.
 func (d *distTrain) abort(err error) {
