@@ -23,6 +23,12 @@ func gradPool2D[T floatElem](k *gradPoolKernel, chunks int, dx, x, dy []T) bool 
 				for ow := range OW {
 					c := cols[ow]
 					grad := gy[oh*OW+ow]
+					if mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
+						if _, off, ok := max2x2(src, (r.start+r.lo)*W+c.start+c.lo, W); ok {
+							dst[off] += grad
+							continue
+						}
+					}
 					if mode == poolMax {
 						best, bestOff := T(0), -1
 						for kh := r.lo; kh < r.hi; kh++ {

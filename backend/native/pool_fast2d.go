@@ -98,19 +98,7 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 					// A whole 2×2 window (LeNet's and most CNNs' pooling):
 					// four fixed compares, first maximum kept as below; a
 					// window holding a NaN takes the general loop.
-					o := (r.start+r.lo)*W + c.start + c.lo
-					v0, v1, v2, v3 := src[o], src[o+1], src[o+W], src[o+W+1]
-					if v0 == v0 && v1 == v1 && v2 == v2 && v3 == v3 {
-						best, bestOff := v0, o
-						if v1 > best {
-							best, bestOff = v1, o+1
-						}
-						if v2 > best {
-							best, bestOff = v2, o+W
-						}
-						if v3 > best {
-							best, bestOff = v3, o+W+1
-						}
+					if best, bestOff, ok := max2x2(src, (r.start+r.lo)*W+c.start+c.lo, W); ok {
 						dst[ow] = best
 						if idx != nil {
 							idx[plane*OH*OW+oh*OW+ow] = poolIndex(plane, H, W, bestOff, colMajor)
@@ -174,4 +162,25 @@ func poolIndex(plane, H, W, off int, colMajor bool) int64 {
 		return int64(plane*H*W + (off%W)*H + off/W)
 	}
 	return int64(plane*H*W + off)
+}
+
+// max2x2 is the first maximum of the 2×2 window whose top-left element is
+// src[o] (rows W apart) and its offset, in four fixed compares; ok is
+// false when the window holds a NaN, which the general loops handle.
+func max2x2[T float32 | float64 | int8 | uint8](src []T, o, W int) (best T, off int, ok bool) {
+	v0, v1, v2, v3 := src[o], src[o+1], src[o+W], src[o+W+1]
+	if v0 != v0 || v1 != v1 || v2 != v2 || v3 != v3 {
+		return 0, 0, false
+	}
+	best, off = v0, o
+	if v1 > best {
+		best, off = v1, o+1
+	}
+	if v2 > best {
+		best, off = v2, o+W
+	}
+	if v3 > best {
+		best, off = v3, o+W+1
+	}
+	return best, off, true
 }
