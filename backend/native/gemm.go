@@ -308,16 +308,28 @@ func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
 // its lane of the panel, instead of gathering nr elements a column apart
 // for every p.
 func packPanelsBColumns[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
+	// float32 panels of the assembly kernel's width take 8 columns at a
+	// time through an 8×8 register transpose (transposePanel8).
+	dst32, is32 := any(dst).([]float32)
+	src32, _ := any(b.data).([]float32)
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
-		for j := range cols {
-			src := b.data[(j0+jr+j)*b.colStep+p0:]
-			src = src[:kc]
-			lane := panel[j:]
-			for p, v := range src {
-				lane[p*nr] = v
+		for j := 0; j < cols; {
+			width, from := 1, 0
+			if is32 && nr == 16 && j%8 == 0 && j+8 <= cols {
+				width = 8
+				from = transposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc)
 			}
+			for c := j; c < j+width && from < kc; c++ {
+				src := b.data[(j0+jr+c)*b.colStep+p0+from:]
+				src = src[:kc-from]
+				lane := panel[from*nr+c:]
+				for p, v := range src {
+					lane[p*nr] = v
+				}
+			}
+			j += width
 		}
 		for j := cols; j < nr; j++ {
 			for p := range kc {

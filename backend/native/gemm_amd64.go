@@ -106,3 +106,25 @@ func sdot(x, y []float32) float32 {
 	}
 	return s
 }
+
+// stransposePanel8 is transpose_amd64.s's kernel: blocks 8×8 blocks of 8
+// columns (ld floats apart, contiguous along their length) stored as
+// rows of a 16-wide panel.
+//
+//go:noescape
+func stransposePanel8(blocks int, src *float32, ld int, dst *float32)
+
+// transposePanel8 fills lanes [0, 8) of the rows [0, kc) of a 16-wide
+// float32 panel from 8 contiguous columns of src (ld apart), in 8×8
+// blocks; it returns how many rows it filled (a multiple of 8, 0 without
+// the assembly kernels).
+func transposePanel8(panel, src []float32, ld, kc int) int {
+	blocks := kc / 8
+	if !useAsmKernels || blocks == 0 {
+		return 0
+	}
+	// The kernel reads and writes these ranges: check them once, here.
+	_, _ = src[7*ld+blocks*8-1], panel[(blocks*8-1)*16+7]
+	stransposePanel8(blocks, &src[0], ld, &panel[0])
+	return blocks * 8
+}

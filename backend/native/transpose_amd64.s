@@ -1,0 +1,78 @@
+#include "textflag.h"
+
+// func stransposePanel8(blocks int, src *float32, ld int, dst *float32)
+// For each of blocks blocks b: reads 8 floats at src + j·ld + 8b from each
+// of the 8 columns j (ld floats apart) and stores them transposed: the 8
+// values at row q of the block, one per column, at dst + (8b+q)·16, so
+// that dst fills 8 lanes of a 16-wide GEMM panel.
+TEXT ·stransposePanel8(SB), NOSPLIT, $0-32
+	MOVQ blocks+0(FP), CX
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), BX
+	MOVQ dst+24(FP), DI
+	SHLQ $2, BX            // ld in bytes
+	LEAQ (BX)(BX*2), R9    // 3·ld
+	LEAQ (SI)(BX*4), R8    // column 4
+
+block:
+	CMPQ CX, $0
+	JE   done
+
+	// r0..r7: 8 values of each column.
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(BX*1), Y1
+	VMOVUPS (SI)(BX*2), Y2
+	VMOVUPS (SI)(R9*1), Y3
+	VMOVUPS (R8), Y4
+	VMOVUPS (R8)(BX*1), Y5
+	VMOVUPS (R8)(BX*2), Y6
+	VMOVUPS (R8)(R9*1), Y7
+
+	// Interleave pairs of columns within each 128-bit lane.
+	VUNPCKLPS Y1, Y0, Y8
+	VUNPCKHPS Y1, Y0, Y9
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+
+	// Quads of columns 0-3 and 4-7 for rows q and q+4 (low, high lane).
+	VSHUFPS $0x44, Y10, Y8, Y0
+	VSHUFPS $0xEE, Y10, Y8, Y1
+	VSHUFPS $0x44, Y11, Y9, Y2
+	VSHUFPS $0xEE, Y11, Y9, Y3
+	VSHUFPS $0x44, Y14, Y12, Y4
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+
+	// Whole rows: columns 0-3 from the first quad, 4-7 from the second.
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x20, Y5, Y1, Y9
+	VPERM2F128 $0x20, Y6, Y2, Y10
+	VPERM2F128 $0x20, Y7, Y3, Y11
+	VPERM2F128 $0x31, Y4, Y0, Y12
+	VPERM2F128 $0x31, Y5, Y1, Y13
+	VPERM2F128 $0x31, Y6, Y2, Y14
+	VPERM2F128 $0x31, Y7, Y3, Y15
+
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 64(DI)
+	VMOVUPS Y10, 128(DI)
+	VMOVUPS Y11, 192(DI)
+	VMOVUPS Y12, 256(DI)
+	VMOVUPS Y13, 320(DI)
+	VMOVUPS Y14, 384(DI)
+	VMOVUPS Y15, 448(DI)
+
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $512, DI
+	DECQ CX
+	JMP  block
+
+done:
+	VZEROUPPER
+	RET
