@@ -23,6 +23,11 @@ type Options struct {
 	// Frozen names parameters that backprop must leave out: they get no
 	// gradient and are not listed by Gradients.
 	Frozen []string
+	// SkipInputGradients leaves the graph inputs out of backprop as well:
+	// training reads only the parameters' gradients, and the input's (a
+	// whole batch of images through the first layer) would be computed
+	// for nothing. Gradient checks leave it unset.
+	SkipInputGradients bool
 }
 
 // Backend is a registered backend.

@@ -35,7 +35,10 @@ type gnet struct {
 	inputDecl map[string]*onnx.ValueInfo
 	held      map[string]*onnx.Tensor // values given to graph inputs with Feed
 	frozen    map[string]bool
-	outputs   []string
+	// skipInputGrads leaves the graph inputs out of backprop
+	// (backend.Options.SkipInputGradients).
+	skipInputGrads bool
+	outputs        []string
 
 	programs []*program
 	last     *program // the program of the last run, for Fetch
@@ -86,6 +89,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 	for _, out := range g.Outputs {
 		n.outputs = append(n.outputs, out.Name)
 	}
+	n.skipInputGrads = opts.SkipInputGradients
 	for _, name := range opts.Frozen {
 		if !n.isParam[name] {
 			return nil, fmt.Errorf("gorgonia: cannot freeze %q: it is not a parameter", name)

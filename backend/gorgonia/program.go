@@ -239,7 +239,7 @@ func (b *builder) differentiate(loss string) (err error) {
 	}
 	for _, vi := range n.inputs {
 		t := b.feeds[vi.Name]
-		if t != nil && (t.Type == onnx.Float || t.Type == onnx.Double) {
+		if !n.skipInputGrads && t != nil && (t.Type == onnx.Float || t.Type == onnx.Double) {
 			add(vi.Name, p.inputNodes[vi.Name], t.Type, t.Shape)
 		}
 	}

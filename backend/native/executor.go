@@ -55,9 +55,12 @@ type executor struct {
 	params       []string
 	outputs      []string
 
-	frozen    map[string]bool          // parameters backprop leaves out
-	backward  map[string]*backwardPlan // per loss, compiled on first use
-	lastGrads *gradState               // the gradients Fetch and Feed address
+	frozen map[string]bool // parameters backprop leaves out
+	// skipInputGrads leaves the graph inputs out of backprop too
+	// (backend.Options.SkipInputGradients).
+	skipInputGrads bool
+	backward       map[string]*backwardPlan // per loss, compiled on first use
+	lastGrads      *gradState               // the gradients Fetch and Feed address
 
 	// owned marks the slots whose tensor the executor made itself (a copy
 	// by Feed or UpdateParams) and may change in place; the others hold a
@@ -104,6 +107,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		}
 		e.outputs = append(e.outputs, out.Name)
 	}
+	e.skipInputGrads = opts.SkipInputGradients
 	for _, name := range opts.Frozen {
 		if !e.initializers[name] {
 			return nil, fmt.Errorf("native: cannot freeze %q: it is not a parameter", name)

@@ -104,13 +104,17 @@ func addInto[T floatElem](dst, src []T) {
 }
 
 // trainable reports which slots backprop differentiates with respect to:
-// the parameters that are not frozen and the floating-point graph inputs.
+// the parameters that are not frozen and, unless skipInputGrads, the
+// floating-point graph inputs.
 func (e *executor) trainable() []bool {
 	t := make([]bool, len(e.slots))
 	for _, p := range e.params {
 		if !e.frozen[p] {
 			t[e.slotOf[p]] = true
 		}
+	}
+	if e.skipInputGrads {
+		return t
 	}
 	for _, in := range e.inputs {
 		if e.initializers[in.name] {
@@ -162,7 +166,7 @@ func (e *executor) backwardFor(loss string) (*backwardPlan, error) {
 		}
 	}
 	for _, in := range e.inputs {
-		if !e.initializers[in.name] {
+		if !e.initializers[in.name] && !e.skipInputGrads {
 			st.names[network.GradName(in.name)] = in.slot
 		}
 	}

@@ -95,7 +95,7 @@ func newTrainingSetup(o setupOptions) (*trainingSetup, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		net, err := backend.New(o.backend, m, backend.Options{Threads: o.threads, Frozen: runner.BatchNormStats(m.Graph)})
+		net, err := backend.New(o.backend, m, backend.Options{Threads: o.threads, Frozen: runner.BatchNormStats(m.Graph), SkipInputGradients: true})
 		if err != nil {
 			return nil, "", fmt.Errorf("%s backend: %w", o.backend, err)
 		}
