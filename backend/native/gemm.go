@@ -91,7 +91,7 @@ func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc 
 }
 
 // panelPacker writes the kc x nc block at (p0, j0) of a B matrix that is
-// never stored whole (the im2col matrix of a convolution) straight into
+// never stored whole (the im2col matrix of a convolution) into
 // packPanelsB's layout: panels of nr columns, zero-padded past nc.
 type panelPacker[T floatElem] func(dst []T, p0, j0, kc, nc, nr int)
 
