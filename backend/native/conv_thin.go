@@ -10,15 +10,25 @@ package native
 // positions (zeros in the im2col rows) are skipped rather than added. y
 // holds the bias already, or is cleared when overwrite is set.
 func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite bool) {
+	if overwrite {
+		clear(y[:mg*g.outSize()])
+	}
+	axpy := axpyFor[T]()
+	if len(g.in) == 2 {
+		convDirectThin2D(y, w, x, cg, mg, g, axpy)
+		return
+	}
+	convDirectThinND(y, w, x, cg, mg, g, axpy)
+}
+
+// convDirectThinND is convDirectThin for any number of spatial axes, the
+// runs listed by the N-D window walker.
+func convDirectThinND[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy func(a T, x, y []T)) {
 	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
 	kc := cg * ks
 	last := len(g.in) - 1
 	s := g.strides[last]
-	if overwrite {
-		clear(y[:mg*outSz])
-	}
 	walker := newConvWindowWalker(g)
-	axpy := axpyFor[T]()
 	for r := range mg {
 		row := y[r*outSz : (r+1)*outSz]
 		for c := range cg {
@@ -40,6 +50,43 @@ func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite
 						dst[o] += a * plane[start+o*s]
 					}
 				})
+			}
+		}
+	}
+}
+
+// convDirectThin2D is convDirectThin's 2-D form (depthwise convolutions of
+// image networks): each kernel position's window is two nested ranges
+// (window2D), so the runs come from a loop over output rows instead of
+// the N-D walker's callback. Same terms, same order.
+func convDirectThin2D[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy func(a T, x, y []T)) {
+	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+	kc := cg * ks
+	for r := range mg {
+		row := y[r*outSz : (r+1)*outSz]
+		for c := range cg {
+			plane := x[c*inSz : (c+1)*inSz]
+			for kidx := range ks {
+				a := w[r*kc+c*ks+kidx]
+				H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kidx/g.kernel[1], kidx%g.kernel[1])
+				if lo >= hi {
+					continue
+				}
+				for oh := range OH {
+					ih := oh*sh + offH
+					if ih < 0 || ih >= H {
+						continue
+					}
+					start := ih*W + lo*sw + offW
+					dst := row[oh*OW+lo : oh*OW+hi]
+					if sw == 1 {
+						axpy(a, plane[start:start+hi-lo], dst)
+						continue
+					}
+					for o := range dst {
+						dst[o] += a * plane[start+o*sw]
+					}
+				}
 			}
 		}
 	}

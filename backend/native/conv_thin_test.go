@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -105,6 +106,35 @@ func TestIm2col2DMatchesWalker(t *testing.T) {
 			for i := range wantBack {
 				if back[i] != wantBack[i] {
 					t.Fatalf("geom %d kernel (%d,%d): col2im[%d] = %v, want %v", gi, kh, kw, i, back[i], wantBack[i])
+				}
+			}
+		}
+	}
+}
+
+// The 2-D direct thin convolution gives the N-D walker's bits exactly
+// (same terms, same order), for one and two output channels over several
+// input channels.
+func TestConvDirectThin2DMatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	axpy := axpyFor[float32]()
+	for gi, g := range append(im2colTestGeoms(), geomOf([]int{9, 11}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1})) {
+		for _, mg := range []int{1, 2} {
+			const cg = 3
+			x := make([]float32, cg*g.inSize())
+			w := make([]float32, mg*cg*g.kernelSize())
+			bias := make([]float32, mg*g.outSize())
+			for _, s := range [][]float32{x, w, bias} {
+				for i := range s {
+					s[i] = float32(r.NormFloat64())
+				}
+			}
+			got, want := slices.Clone(bias), slices.Clone(bias)
+			convDirectThin2D(got, w, x, cg, mg, g, axpy)
+			convDirectThinND(want, w, x, cg, mg, g, axpy)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("geom %d, %d outputs: element %d = %v, the walker gives %v", gi, mg, i, got[i], want[i])
 				}
 			}
 		}
