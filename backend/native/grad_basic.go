@@ -231,6 +231,10 @@ func (gb *gradBuilder) activationGrad(fn activation, in, out string) error {
 func activationBackward[T floatElem](fn activation, dx, dy, x, y []T) {
 	switch fn {
 	case actRelu:
+		if d, ok := any(dx).([]float32); ok {
+			reluGradF32(d, any(dy).([]float32), any(x).([]float32))
+			return
+		}
 		for i, v := range x {
 			if v > 0 {
 				dx[i] = dy[i]

@@ -22,3 +22,14 @@ func scaleShiftTail(y, x []float32, a, b float32) {
 		y[i] = v*a + b
 	}
 }
+
+func reluGradTail(dx, dy, x []float32) {
+	dx, dy = dx[:len(x)], dy[:len(x)]
+	for i, v := range x {
+		if v > 0 {
+			dx[i] = dy[i]
+		} else {
+			dx[i] = 0
+		}
+	}
+}

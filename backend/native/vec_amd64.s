@@ -53,3 +53,30 @@ ss8:
 ssdone:
 	VZEROUPPER
 	RET
+
+// func sreluGradKernel(n int, x, dy, dx *float32)
+// dx[i] = dy[i] where x[i] > 0, else +0: the compare mask (false for NaN
+// and both zeros) ANDed with dy.
+TEXT ·sreluGradKernel(SB), NOSPLIT, $0-32
+	MOVQ   n+0(FP), CX
+	MOVQ   x+8(FP), SI
+	MOVQ   dy+16(FP), DX
+	MOVQ   dx+24(FP), DI
+	VXORPS Y0, Y0, Y0
+
+relugrad8:
+	CMPQ    CX, $8
+	JL      relugraddone
+	VMOVUPS (SI), Y1
+	VCMPPS  $0x0E, Y0, Y1, Y2 // x > 0 (ordered: NaN gives false)
+	VANDPS  (DX), Y2, Y3
+	VMOVUPS Y3, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     relugrad8
+
+relugraddone:
+	VZEROUPPER
+	RET

@@ -31,6 +31,22 @@ func TestVectorKernels(t *testing.T) {
 				t.Fatalf("clip n=%d x[%d]=%v: got %v, want %v", n, i, x[i], got[i], want[i])
 			}
 		}
+		dy := make([]float32, n)
+		for i := range dy {
+			if r.IntN(4) == 0 {
+				dy[i] = specials[r.IntN(len(specials))]
+			} else {
+				dy[i] = float32(r.NormFloat64())
+			}
+		}
+		reluGradF32(got, dy, x)
+		reluGradTail(want, dy, x)
+		for i := range x {
+			same := math.Float32bits(got[i]) == math.Float32bits(want[i])
+			if !same && !(nan32(got[i]) && nan32(want[i])) {
+				t.Fatalf("relu gradient n=%d x[%d]=%v dy=%v: got %v, want %v", n, i, x[i], dy[i], got[i], want[i])
+			}
+		}
 		scaleShiftF32(got, x, 1.5, -0.25)
 		for i, v := range x {
 			w := float64(v)*1.5 - 0.25
