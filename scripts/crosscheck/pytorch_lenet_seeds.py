@@ -62,7 +62,7 @@ def main():
             acc = (net(xte).argmax(1) == yte).float().mean().item()
         accs.append(acc)
         print("pytorch %s  init %s  seed %d  test accuracy %.4f" % (torch.__version__, args.init, seed, acc), flush=True)
-    print("init %s  seeds %d  mean %.4f  min %.4f  max %.4f" % (args.init, len(accs), np.mean(accs), min(accs), max(accs)))
+    print("pytorch init %s  seeds %d  mean %.4f  min %.4f  max %.4f" % (args.init, len(accs), np.mean(accs), min(accs), max(accs)))
     return 0
 
 
