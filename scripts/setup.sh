@@ -18,33 +18,6 @@ protoc_gen_go_version=v1.36.12
 scripts/apt-install.sh "${debs[@]}"
 
 go mod download
-#   protoc-gen-go    v1.36.12, the version the committed bindings name
-set -euo pipefail
-cd "$(dirname "$0")/.."
-
-debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist openmpi-bin libopenmpi-dev pkgconf)
-protoc_gen_go_version=v1.36.12
-
-missing=()
-for p in "${debs[@]}"; do
-  # dpkg -s succeeds for removed-but-configured packages too; ask for the
-  # installed state explicitly.
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if ((${#missing[@]})); then
-  sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { echo "setup: need root or sudo to install ${missing[*]}" >&2; exit 1; }
-    sudo=(sudo)
-  fi
-  echo "setup: installing ${missing[*]}"
-  "${sudo[@]}" apt-get update
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
-fi
-
-go mod download
 
 gobin=$(go env GOBIN)
 [ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
