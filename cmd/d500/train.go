@@ -330,9 +330,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	desc := runDescription{source: source, preset: !source.isFile(), backend: *backendName, dataset: *dataset,
+	desc := runDescription{source: source, backend: *backendName, dataset: *dataset,
 		train: trainSet, test: testSet, optimizer: *optName, impl: *impl, lr: hyper.LR, batch: *batch,
-		epochs: *epochs, step: *steps, perEpoch: tr.BatchesPerEpoch(), shuffle: !*noShuffle, seed: *seed}
+		epochs: *epochs, step: *steps, perEpoch: tr.BatchesPerEpoch(), shuffle: !*noShuffle}
 	desc.scheme, desc.ranks = dist.ranks()
 	fmt.Fprintln(stdout, desc)
 	errInterrupted := errors.New("interrupted: stopped after the current step")

@@ -11,8 +11,7 @@ import (
 // choice the run's figures depend on, so that a log or a pasted figure
 // says how to get it again.
 type runDescription struct {
-	source              modelSource
-	preset              bool // source names a preset, not a file
+	source              modelSource // its seed is also the shuffle's
 	backend             string
 	dataset             string
 	train, test         runner.Dataset // test may be nil
@@ -21,15 +20,14 @@ type runDescription struct {
 	batch, epochs, step int // step: the --steps bound (0: epochs bound the run)
 	perEpoch            int // optimizer steps in an epoch
 	shuffle             bool
-	seed                uint64
 	scheme              string // distributed scheme, with ranks > 1
 	ranks               int
 }
 
 func (d runDescription) String() string {
 	var b strings.Builder
-	if d.preset {
-		fmt.Fprintf(&b, "training preset %s (seed %d, --init %v)", d.source.spec, d.seed, d.source.init)
+	if !d.source.isFile() {
+		fmt.Fprintf(&b, "training preset %s (seed %d, --init %v)", d.source.spec, d.source.seed, d.source.init)
 	} else {
 		fmt.Fprintf(&b, "training %s", d.source.spec)
 	}
@@ -39,7 +37,7 @@ func (d runDescription) String() string {
 	}
 	order := "in order"
 	if d.shuffle {
-		order = fmt.Sprintf("shuffled with seed %d", d.seed)
+		order = fmt.Sprintf("shuffled with seed %d", d.source.seed)
 	}
 	fmt.Fprintf(&b, " (%s); %s (%s) with lr %g, batch %d, ", order, d.optimizer, d.impl, d.lr, d.batch)
 	switch {

@@ -13,11 +13,11 @@ func TestRunDescription(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := runDescription{source: modelSource{spec: "lenet", seed: 7, init: models.InitPyTorch}, preset: true,
+	base := runDescription{source: modelSource{spec: "lenet", seed: 7, init: models.InitPyTorch},
 		backend: "native", dataset: "synthetic:classes=3,n=96,test=32", train: train, test: test,
-		optimizer: "adam", impl: "reference", lr: 0.001, batch: 32, epochs: 2, perEpoch: 3, shuffle: true, seed: 7}
+		optimizer: "adam", impl: "reference", lr: 0.001, batch: 32, epochs: 2, perEpoch: 3, shuffle: true}
 	file := base
-	file.source, file.preset, file.test, file.shuffle, file.epochs, file.step = modelSource{spec: "m.onnx"}, false, nil, false, 0, 5
+	file.source, file.test, file.shuffle, file.epochs, file.step = modelSource{spec: "m.onnx"}, nil, false, 0, 5
 	dist := base
 	dist.epochs, dist.scheme, dist.ranks = 1, "dsgd", 2
 	for _, c := range []struct {
