@@ -16,16 +16,13 @@ func (e *executor) FetchInto(name string, dst *onnx.Tensor) error {
 		return fmt.Errorf("native: fetch %q into a nil tensor", name)
 	}
 	var src *onnx.Tensor
+	zero := false // an unreached gradient: zeros shaped like src, its value
 	if st := e.lastGrads; st != nil {
 		if slot, ok := st.names[name]; ok {
 			if g := st.grads[slot]; g != nil {
 				src = g
 			} else if p, ok := e.slots[slot].(*onnx.Tensor); ok && p != nil {
-				if p.Type != dst.Type || !sameShape(p.Shape, dst.Shape) {
-					return fmt.Errorf("native: fetch %q: value is %v %v, buffer %v %v", name, p.Type, p.Shape, dst.Type, dst.Shape)
-				}
-				zeroData(dst)
-				return nil
+				src, zero = p, true
 			} else {
 				return fmt.Errorf("native: no gradient for %q yet", name)
 			}
@@ -44,6 +41,10 @@ func (e *executor) FetchInto(name string, dst *onnx.Tensor) error {
 	}
 	if src.Type != dst.Type || !sameShape(src.Shape, dst.Shape) {
 		return fmt.Errorf("native: fetch %q: value is %v %v, buffer %v %v", name, src.Type, src.Shape, dst.Type, dst.Shape)
+	}
+	if zero {
+		zeroData(dst)
+		return nil
 	}
 	onnx.CopySlice(dst.Data, src.Data)
 	return nil
