@@ -77,11 +77,7 @@ func newMatrix[T floatElem](data []T, ld int, trans bool) matrix[T] {
 // overwritten without being read (so NaNs in it do not propagate), as BLAS
 // does. threads bounds the goroutines used (0 or less: GOMAXPROCS).
 func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc int, threads int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if alpha == 0 || k == 0 {
-		scaleRows(m, n, beta, c, ldc)
+	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
 	if gemmFewRows(m, n, k, alpha, a, b, beta, c, ldc) {
@@ -98,14 +94,24 @@ type panelPacker[T floatElem] func(dst []T, p0, j0, kc, nc, nr int)
 // gemmImplicitB is gemm with B given by its packer: C = alpha*A*B +
 // beta*C for a k x n B that packB produces a block at a time.
 func gemmImplicitB[T floatElem](m, n, k int, alpha T, a matrix[T], packB panelPacker[T], beta T, c []T, ldc int, threads int) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if alpha == 0 || k == 0 {
-		scaleRows(m, n, beta, c, ldc)
+	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
 	gemmTiled(m, n, k, alpha, a, matrix[T]{}, packB, beta, c, ldc, threads)
+}
+
+// gemmWithoutProduct handles the products that multiply nothing (C empty,
+// alpha 0 or k 0: C = beta*C, A and B unread, as BLAS does) and reports
+// whether it did.
+func gemmWithoutProduct[T floatElem](m, n, k int, alpha, beta T, c []T, ldc int) bool {
+	if m == 0 || n == 0 {
+		return true
+	}
+	if alpha == 0 || k == 0 {
+		scaleRows(m, n, beta, c, ldc)
+		return true
+	}
+	return false
 }
 
 // gemmTiled is the blocked product of gemm, with B read from b or, when
