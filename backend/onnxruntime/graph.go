@@ -2,6 +2,7 @@ package onnxruntime
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
@@ -162,7 +163,7 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 	var keptInputs []*onnxpb.ValueInfoProto
 	for _, vi := range g.Input {
 		name := vi.GetName()
-		if !contains(feedable, name) {
+		if !slices.Contains(feedable, name) {
 			keptInputs = append(keptInputs, vi)
 			continue
 		}
@@ -335,15 +336,6 @@ func sessionGraph(base *onnxpb.ModelProto, feedable []string, forms map[string]i
 	g.Node = append(append(pre, g.Node...), post...)
 	g.Output = outs
 	return p, inputs, plans, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func node(op string, inputs []string, output string) *onnxpb.NodeProto {

@@ -54,9 +54,12 @@ type net struct {
 	extra    []string                // values exposed only for Fetch
 	held     map[string]onnx.Value   // inputs set with Feed
 
-	sess       *ort.DynamicAdvancedSession
-	inPlans    []inputPlan
-	outPlans   []outputPlan
+	sess     *ort.DynamicAdvancedSession
+	inPlans  []inputPlan
+	outPlans []outputPlan
+	// outIndex places each session output name at its position among the
+	// session's outputs; made with outPlans, which it is derived from.
+	outIndex   map[string]int
 	stale      bool                  // the session does not match base or the exposed set
 	last       map[string]onnx.Value // every exposed value of the last run
 	lastFeeds  map[string]onnx.Value // the feeds of the last run, to recompute a newly fetched value
@@ -130,7 +133,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		n.outputs = append(n.outputs, o.Name)
 	}
 	for _, name := range opts.Frozen {
-		if !contains(n.params, name) {
+		if !slices.Contains(n.params, name) {
 			return nil, fmt.Errorf("onnxruntime: cannot freeze %q: it is not a parameter", name)
 		}
 	}
@@ -144,7 +147,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 func (n *net) exposed() []string {
 	out := append([]string{}, n.outputs...)
 	for _, e := range n.extra {
-		if !contains(out, e) {
+		if !slices.Contains(out, e) {
 			out = append(out, e)
 		}
 	}
@@ -215,6 +218,10 @@ func (n *net) rebuild() error {
 		// ONNX Runtime's limit.
 		return network.Unsupportedf("onnxruntime: ONNX Runtime cannot build a session: %v", err)
 	}
+	n.outIndex = make(map[string]int, len(outNames))
+	for i, s := range outNames {
+		n.outIndex[s] = i
+	}
 	n.sess, n.inPlans, n.outPlans, n.stale = sess, ins, outs, false
 	return nil
 }
@@ -279,7 +286,7 @@ func (n *net) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value, err
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for name, v := range feeds {
-		if contains(n.feedable, name) {
+		if slices.Contains(n.feedable, name) {
 			continue
 		}
 		if _, isInit := n.values[name]; isInit && n.declared[name] != nil {
@@ -365,12 +372,7 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 		}
 		inputs = append(inputs, ov)
 	}
-	names := sessionOutputs(n.outPlans)
-	index := make(map[string]int, len(names))
-	for i, s := range names {
-		index[s] = i
-	}
-	outputs := make([]ort.Value, len(names))
+	outputs := make([]ort.Value, len(n.outIndex))
 	err := safeRun(n.sess, inputs, outputs)
 	for _, o := range outputs {
 		keep.add(o)
@@ -386,7 +388,7 @@ func (n *net) run(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	}
 	all := make(map[string]onnx.Value, len(n.outPlans))
 	for _, o := range n.outPlans {
-		v, err := readOutput(o, outputs, index)
+		v, err := readOutput(o, outputs, n.outIndex)
 		if err != nil {
 			return nil, err
 		}
@@ -512,7 +514,7 @@ func (n *net) Feed(name string, v onnx.Value) error {
 	if v == nil {
 		return fmt.Errorf("onnxruntime: feed %q: nil value", name)
 	}
-	if contains(n.feedable, name) {
+	if slices.Contains(n.feedable, name) {
 		n.held[name] = cloneValue(v)
 		return nil
 	}
@@ -572,11 +574,11 @@ func (n *net) AddOutput(name string) error {
 	if !n.known[name] {
 		return fmt.Errorf("onnxruntime: no value named %q in the graph", name)
 	}
-	if contains(n.outputs, name) {
+	if slices.Contains(n.outputs, name) {
 		return nil
 	}
 	n.outputs = append(n.outputs, name)
-	if !contains(n.extra, name) {
+	if !slices.Contains(n.extra, name) {
 		n.stale = true
 	}
 	return nil
@@ -709,7 +711,7 @@ func sessionOutputs(plans []outputPlan) []string {
 			add(o.has)
 		}
 		for _, s := range []string{o.value, o.shape} {
-			if s != "" && !contains(names, s) {
+			if s != "" && !slices.Contains(names, s) {
 				names = append(names, s)
 			}
 		}
