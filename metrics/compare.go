@@ -20,6 +20,12 @@ type Tolerance struct {
 // model tests.
 var ONNXTolerance = Tolerance{RTol: 1e-3, ATol: 1e-7}
 
+// CrossBackendTolerance is how close two backends' outputs must be to
+// count as the same: looser than ONNXTolerance's atol, because two correct
+// float32 backends sum in different orders and near-zero outputs then
+// differ by more than 1e-7.
+var CrossBackendTolerance = Tolerance{RTol: 1e-3, ATol: 1e-5}
+
 // Diff is the outcome of comparing a result with the expected value.
 type Diff struct {
 	// Mismatch says what differs; empty when the values agree.

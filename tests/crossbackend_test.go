@@ -24,9 +24,8 @@ import (
 // here.
 var crossBackends = []string{"native", "onnxruntime", "gorgonia"}
 
-// crossTolerance is looser than ONNX's atol 1e-7: two correct backends sum
-// in different orders, and near-zero outputs then differ by more than that.
-var crossTolerance = metrics.Tolerance{RTol: 1e-3, ATol: 1e-5}
+// crossTolerance is the rule two backends' outputs are compared by.
+var crossTolerance = metrics.CrossBackendTolerance
 
 // Every pytorch-converted network runs on every backend with the inputs of
 // its first data set, and each backend's outputs must match the reference
@@ -108,18 +107,8 @@ func runOn(name string, m *onnx.Model, feeds map[string]onnx.Value) (map[string]
 // graph input that has no initializer, as ONNX's runner does.
 func readFeeds(t *testing.T, dir string, g *onnx.Graph) map[string]onnx.Value {
 	t.Helper()
-	init := map[string]bool{}
-	for _, in := range g.Initializers {
-		init[in.Name] = true
-	}
-	var inputs []*onnx.ValueInfo
-	for _, v := range g.Inputs {
-		if !init[v.Name] {
-			inputs = append(inputs, v)
-		}
-	}
 	feeds := map[string]onnx.Value{}
-	for k, in := range inputs {
+	for k, in := range runtimeInputs(g) {
 		f := filepath.Join(dir, "test_data_set_0", "input_"+strconv.Itoa(k)+".pb")
 		if _, err := os.Stat(f); err != nil {
 			break

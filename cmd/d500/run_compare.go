@@ -29,9 +29,8 @@ type comparedRun struct {
 }
 
 // compareTolerance is how close another backend's outputs must be for a
-// comparison of speeds to mean anything: the same rule as the
-// cross-backend tests (float32 kernels summing in different orders).
-var compareTolerance = metrics.Tolerance{RTol: 1e-3, ATol: 1e-5}
+// comparison of speeds to mean anything: the cross-backend tests' rule.
+var compareTolerance = metrics.CrossBackendTolerance
 
 // benchCompared runs the same model on each backend of names, with the
 // same feeds and options, checks that its outputs agree with want (the
