@@ -50,12 +50,17 @@ func (c *Comm) Traffic() Traffic { return c.traffic }
 
 const f32 = 4 // bytes per float32
 
-// timed runs op, adding its time and the bytes given to the traffic.
-func (c *Comm) timed(what string, sent, recv int, op func() error) error {
+// timed runs op, adding its time and the bytes given to the traffic. An
+// error names the operation, what, and the peer rank unless it is -1
+// (formatted only then: sends and receives are on every step's path).
+func (c *Comm) timed(what string, peer, sent, recv int, op func() error) error {
 	start := time.Now()
 	err := op()
 	c.traffic.Seconds += time.Since(start).Seconds()
 	if err != nil {
+		if peer >= 0 {
+			what = fmt.Sprintf("%s %d", what, peer)
+		}
 		return fmt.Errorf("rank %d: %s: %w", c.Rank(), what, err)
 	}
 	c.traffic.BytesSent += int64(sent) * f32
@@ -76,7 +81,7 @@ func errNoPeer(r int) error {
 
 // Barrier returns when every rank has called it.
 func (c *Comm) Barrier() error {
-	return c.timed("barrier", 0, 0, c.t.Barrier)
+	return c.timed("barrier", -1, 0, 0, c.t.Barrier)
 }
 
 // AllReduceSum replaces buf on every rank with the sum over the ranks.
@@ -84,7 +89,7 @@ func (c *Comm) AllReduceSum(buf []float32) error {
 	if len(buf) == 0 || c.Size() == 1 {
 		return nil
 	}
-	return c.timed("all-reduce", len(buf), len(buf), func() error { return c.t.AllReduceSum(buf) })
+	return c.timed("all-reduce", -1, len(buf), len(buf), func() error { return c.t.AllReduceSum(buf) })
 }
 
 // AllReduceMean replaces buf on every rank with the mean over the ranks:
@@ -115,7 +120,7 @@ func (c *Comm) Broadcast(root int, buf []float32) error {
 	if c.Rank() == root {
 		sent, recv = len(buf)*(c.Size()-1), 0
 	}
-	return c.timed("broadcast", sent, recv, func() error { return c.t.Broadcast(root, buf) })
+	return c.timed("broadcast", -1, sent, recv, func() error { return c.t.Broadcast(root, buf) })
 }
 
 // Send sends buf to rank to under tag; it returns when buf may be reused.
@@ -126,7 +131,7 @@ func (c *Comm) Send(to, tag int, buf []float32) error {
 	if len(buf) == 0 {
 		return nil
 	}
-	return c.timed(fmt.Sprintf("send to %d", to), len(buf), 0, func() error { return c.t.Send(to, tag, buf) })
+	return c.timed("send to", to, len(buf), 0, func() error { return c.t.Send(to, tag, buf) })
 }
 
 // Recv receives into buf the message rank from sent under tag.
@@ -137,14 +142,14 @@ func (c *Comm) Recv(from, tag int, buf []float32) error {
 	if len(buf) == 0 {
 		return nil
 	}
-	return c.timed(fmt.Sprintf("receive from %d", from), 0, len(buf), func() error { return c.t.Recv(from, tag, buf) })
+	return c.timed("receive from", from, 0, len(buf), func() error { return c.t.Recv(from, tag, buf) })
 }
 
 // RecvAny receives into buf the first message under tag from any rank,
 // and returns the rank that sent it.
 func (c *Comm) RecvAny(tag int, buf []float32) (from int, err error) {
 	from = -1
-	err = c.timed("receive from any rank", 0, len(buf), func() error {
+	err = c.timed("receive from any rank", -1, 0, len(buf), func() error {
 		var err error
 		from, err = c.t.RecvAny(tag, buf)
 		return err
@@ -172,7 +177,7 @@ func (c *Comm) Gather(root int, dst, src []float32) error {
 	if c.Rank() == root {
 		sent, recv = 0, len(src)*(c.Size()-1)
 	}
-	return c.timed("gather", sent, recv, func() error { return c.t.Gather(root, dst, src) })
+	return c.timed("gather", -1, sent, recv, func() error { return c.t.Gather(root, dst, src) })
 }
 
 // Neighbours are the ranks before and after this one on the ring

@@ -3,6 +3,7 @@ package distributed
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -75,11 +76,7 @@ func New(scheme string, comm *Comm, net network.Network, loss string, rule optim
 	if comm == nil || net == nil || rule == nil {
 		return nil, fmt.Errorf("distributed %s: the communicator, the network and the optimizer are required", scheme)
 	}
-	known := false
-	for _, s := range Schemes() {
-		known = known || s == scheme
-	}
-	if !known {
+	if !slices.Contains(Schemes(), scheme) {
 		return nil, fmt.Errorf("unknown distributed scheme %q (known: %s)", scheme, strings.Join(Schemes(), " "))
 	}
 	if opts.AverageEvery < 0 {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,12 +58,8 @@ func (d *distTrain) check(impl string) error {
 	if !distributed.Available {
 		return distributed.ErrNoMPI
 	}
-	known := *d.scheme == ""
-	for _, s := range distributed.Schemes() {
-		known = known || s == *d.scheme
-	}
 	switch {
-	case !known:
+	case *d.scheme != "" && !slices.Contains(distributed.Schemes(), *d.scheme):
 		return fmt.Errorf("unknown --distributed scheme %q (known: %s)", *d.scheme, strings.Join(distributed.Schemes(), " "))
 	case *d.np < 0:
 		return fmt.Errorf("--np %d is negative", *d.np)
