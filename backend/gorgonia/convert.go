@@ -130,26 +130,10 @@ func tensorOf(v G.Value, shape []int) (*onnx.Tensor, error) {
 		return nil, err
 	}
 	t := &onnx.Tensor{Type: ot, Shape: append([]int{}, shape...), Data: data}
-	if n := onnx.NumElements(shape); n != lenOf(data) {
-		return nil, fmt.Errorf("gorgonia computed %d elements where shape %v needs %d", lenOf(data), shape, n)
+	if n := onnx.NumElements(shape); n != onnx.SliceLen(data) {
+		return nil, fmt.Errorf("gorgonia computed %d elements where shape %v needs %d", onnx.SliceLen(data), shape, n)
 	}
 	return t, nil
-}
-
-func lenOf(data any) int {
-	switch d := data.(type) {
-	case []float32:
-		return len(d)
-	case []float64:
-		return len(d)
-	case []int32:
-		return len(d)
-	case []int64:
-		return len(d)
-	case []bool:
-		return len(d)
-	}
-	return -1
 }
 
 // int64sOf reads an integer tensor (a shape, axes, starts) as int64s.

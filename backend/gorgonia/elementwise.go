@@ -463,6 +463,10 @@ func (b *builder) broadcastHow(x, y *val, merge bool) (xn, yn *G.Node, lp, rp []
 	for i := range r {
 		needs = needs || xs[i] != ys[i]
 	}
+	if needs && x.typ != onnx.Float && x.typ != onnx.Double {
+		err = network.Unsupportedf("broadcasting %v operands (Gorgonia broadcasts float and double only)", x.typ)
+		return
+	}
 	if !needs || !merge {
 		if xn, _, err = lift(xn, x.shape, r); err != nil {
 			return
@@ -479,13 +483,6 @@ func (b *builder) broadcastHow(x, y *val, merge bool) (xn, yn *G.Node, lp, rp []
 				rp = append(rp, byte(i))
 			}
 		}
-		if needs && x.typ != onnx.Float && x.typ != onnx.Double {
-			err = network.Unsupportedf("broadcasting %v operands (Gorgonia broadcasts float and double only)", x.typ)
-		}
-		return
-	}
-	if x.typ != onnx.Float && x.typ != onnx.Double {
-		err = network.Unsupportedf("broadcasting %v operands (Gorgonia broadcasts float and double only)", x.typ)
 		return
 	}
 	// Drop the axes where both are 1 and merge runs of axes of one kind
@@ -596,18 +593,11 @@ func (b *builder) binary(x, y, z string, legacyBroadcast int64, floatOnly bool, 
 			return network.Unsupportedf("operands of type %v", v.typ)
 		}
 	}
-	xn, yn, lp, rp, out, err := b.broadcast(xv, yv)
+	r, err := b.bop(f, xv, yv)
 	if err != nil {
 		return err
 	}
-	res, err := f(xn, yn, lp, rp)
-	if err != nil {
-		return err
-	}
-	if res, err = finish(res, out); err != nil {
-		return err
-	}
-	return b.set(z, res, out, xv.typ)
+	return b.set(z, r.n, r.shape, r.typ)
 }
 
 func (b *builder) VisitAdd(op *ops.Add) error {
@@ -752,18 +742,9 @@ func (b *builder) variadic(names []string, out string, f bcastOp) (*val, error) 
 		if err != nil {
 			return nil, err
 		}
-		xn, yn, lp, rp, shape, err := b.broadcast(acc, v)
-		if err != nil {
+		if acc, err = b.bop(f, acc, v); err != nil {
 			return nil, err
 		}
-		res, err := f(xn, yn, lp, rp)
-		if err != nil {
-			return nil, err
-		}
-		if res, err = finish(res, shape); err != nil {
-			return nil, err
-		}
-		acc = &val{n: res, shape: shape, typ: acc.typ}
 	}
 	if _, err := b.nodeOf(acc); err != nil {
 		return nil, err

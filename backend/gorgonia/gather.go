@@ -104,14 +104,9 @@ func (b *builder) VisitSplit(op *ops.Split) error {
 			return network.Unsupportedf("Split (version 1) with sizes as an input")
 		}
 	default:
-		c, err := b.optionalConstant(op.In.Split)
-		if err != nil {
+		var err error
+		if sizes, err = b.optionalInt64s(op.In.Split); err != nil {
 			return err
-		}
-		if c != nil {
-			if sizes, err = int64sOf(c); err != nil {
-				return err
-			}
 		}
 	}
 	xv, xn, err := b.getNode(op.In.Input)

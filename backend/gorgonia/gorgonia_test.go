@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,7 +141,7 @@ func build(t *testing.T, name string, m *onnx.Model) network.Network {
 func closeTo(t *testing.T, what string, got, want onnx.Value, rtol, atol float64) {
 	t.Helper()
 	g, w := got.(*onnx.Tensor), want.(*onnx.Tensor)
-	if g.Type != w.Type || len(g.Shape) != len(w.Shape) || g.Len() != w.Len() {
+	if g.Type != w.Type || !slices.Equal(g.Shape, w.Shape) || g.Len() != w.Len() {
 		t.Fatalf("%s: got %v%v, want %v%v", what, g.Type, g.Shape, w.Type, w.Shape)
 	}
 	gd, wd := g.Data.([]float32), w.Data.([]float32)
@@ -231,8 +232,9 @@ func TestFeedAndBadInput(t *testing.T) {
 	if _, err := g.InferenceAndBackprop(bad, loss); err == nil || !strings.Contains(err.Error(), "class 11") {
 		t.Errorf("a label out of range: %v", err)
 	}
-	if _, err := g.Inference(map[string]onnx.Value{"x": onnx.NewTensor(onnx.Int64, 2, 1, 28, 28)}); err == nil {
-		t.Error("an input of the wrong type was accepted")
+	wrongType := map[string]onnx.Value{"x": onnx.NewTensor(onnx.Int64, 2, 1, 28, 28), "labels": feeds["labels"]}
+	if _, err := g.Inference(wrongType); err == nil || !strings.Contains(err.Error(), "expected element type") {
+		t.Errorf("an input of the wrong type: %v", err)
 	}
 }
 

@@ -505,11 +505,9 @@ func (b *builder) globalPool(x, y string, f func(*G.Node, ...int) (*G.Node, erro
 	for i := 2; i < len(xv.shape); i++ {
 		axes = append(axes, i)
 	}
-	r, cur := xn, slices.Clone(xv.shape)
-	for i := len(axes) - 1; i >= 0; i-- {
-		if r, cur, err = reduceAxis(r, cur, axes[i], f); err != nil {
-			return err
-		}
+	r, err := reduceAxes(xn, xv.shape, axes, f)
+	if err != nil {
+		return err
 	}
 	shape := []int{xv.shape[0], xv.shape[1]}
 	for range axes {

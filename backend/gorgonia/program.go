@@ -417,6 +417,16 @@ func (b *builder) optionalConstant(name string) (*onnx.Tensor, error) {
 	return b.constant(name)
 }
 
+// optionalInt64s reads an optional constant integer input; nil when the
+// input is absent.
+func (b *builder) optionalInt64s(name string) ([]int64, error) {
+	c, err := b.optionalConstant(name)
+	if err != nil || c == nil {
+		return nil, err
+	}
+	return int64sOf(c)
+}
+
 // nodeOf returns v's node, making a constant node for a value known at
 // build time.
 func (b *builder) nodeOf(v *val) (*G.Node, error) {

@@ -71,14 +71,8 @@ func (b *builder) reduce(version, inputFrom int, attr []int64, axesIn string, ke
 			return err
 		}
 	} else {
-		// One axis at a time, the last first so the others keep their
-		// index.
-		y = x
-		cur := slices.Clone(xv.shape)
-		for i := len(ax) - 1; i >= 0; i-- {
-			if y, cur, err = reduceAxis(y, cur, ax[i], r.red); err != nil {
-				return err
-			}
+		if y, err = reduceAxes(x, xv.shape, ax, r.red); err != nil {
+			return err
 		}
 	}
 	if r.post != nil {
@@ -136,6 +130,19 @@ func (b *builder) VisitReduceLogSum(op *ops.ReduceLogSum) error {
 }
 func (b *builder) VisitReduceLogSumExp(op *ops.ReduceLogSumExp) error {
 	return b.reduce(op.SinceVersion(), 18, op.Axes, op.In.Axes, op.Keepdims, op.NoopWithEmptyAxes, op.In.Data, op.Out.Reduced, redLSE)
+}
+
+// reduceAxes reduces x of shape along the sorted axes with reduceAxis, one
+// axis at a time, the last first so the others keep their index.
+func reduceAxes(x *G.Node, shape []int, axes []int, red func(*G.Node, ...int) (*G.Node, error)) (*G.Node, error) {
+	y, cur := x, slices.Clone(shape)
+	var err error
+	for i := len(axes) - 1; i >= 0; i-- {
+		if y, cur, err = reduceAxis(y, cur, axes[i], red); err != nil {
+			return nil, err
+		}
+	}
+	return y, nil
 }
 
 // reduceAxis reduces x of shape along one axis, as a [outer, d, inner]

@@ -122,11 +122,7 @@ func (b *builder) axesInput(version, inputFrom int, attr []int64, input string) 
 	if version < inputFrom {
 		return attr, nil
 	}
-	c, err := b.optionalConstant(input)
-	if err != nil || c == nil {
-		return nil, err
-	}
-	return int64sOf(c)
+	return b.optionalInt64s(input)
 }
 
 func (b *builder) VisitSqueeze(op *ops.Squeeze) error {
@@ -277,13 +273,7 @@ func (b *builder) VisitSlice(op *ops.Slice) error {
 	if op.SinceVersion() < 10 {
 		starts, ends, axes = op.Starts, op.Ends, op.Axes
 	} else {
-		read := func(name string) ([]int64, error) {
-			c, err := b.optionalConstant(name)
-			if err != nil || c == nil {
-				return nil, err
-			}
-			return int64sOf(c)
-		}
+		read := b.optionalInt64s
 		var err error
 		if starts, err = read(op.In.Starts); err != nil {
 			return err
@@ -467,16 +457,9 @@ func (b *builder) VisitExpand(op *ops.Expand) error {
 		}
 	}
 	zeros := onnx.NewTensor(xv.typ, zshape...)
-	xn, zn, lp, rp, out, err := b.broadcast(xv, &val{c: zeros, shape: zshape, typ: xv.typ})
+	r, err := b.bop(G.BroadcastAdd, xv, &val{c: zeros, shape: zshape, typ: xv.typ})
 	if err != nil {
 		return err
 	}
-	y, err := G.BroadcastAdd(xn, zn, lp, rp)
-	if err != nil {
-		return err
-	}
-	if y, err = finish(y, out); err != nil {
-		return err
-	}
-	return b.set(op.Out.Output, y, out, xv.typ)
+	return b.set(op.Out.Output, r.n, r.shape, r.typ)
 }

@@ -96,16 +96,9 @@ func (o *solverOptimizer) Step(batch map[string]onnx.Value) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	lt, ok := out[o.loss].(*onnx.Tensor)
-	if !ok || lt.Len() != 1 {
-		return 0, fmt.Errorf("gorgonia: loss %q is not a one-element tensor", o.loss)
-	}
-	var loss float64
-	switch d := lt.Data.(type) {
-	case []float32:
-		loss = float64(d[0])
-	case []float64:
-		loss = d[0]
+	loss, err := network.LossValue(out, o.loss)
+	if err != nil {
+		return 0, fmt.Errorf("gorgonia: %w", err)
 	}
 	return loss, o.update()
 }
