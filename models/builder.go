@@ -138,13 +138,25 @@ func (b *Builder) nodeName(kind string) string {
 // node appends a node of opType named name with one output (named like
 // the node) of the given shape, typing it through the operator registry.
 func (b *Builder) node(opType, name string, inputs []string, shape []int64, attrs ...*onnx.Attribute) Value {
-	n := &onnx.Node{Name: name, OpType: opType, Inputs: inputs, Outputs: []string{name}, Attributes: attrs, Opset: b.opset}
+	return b.nodeOutputs(opType, name, inputs, []string{name}, [][]int64{shape}, attrs...)[0]
+}
+
+// nodeOutputs appends a node of opType named name with the given outputs
+// and their shapes, and returns the output values (zero Values after an
+// error).
+func (b *Builder) nodeOutputs(opType, name string, inputs, outputs []string, shapes [][]int64, attrs ...*onnx.Attribute) []Value {
+	values := make([]Value, len(outputs))
+	n := &onnx.Node{Name: name, OpType: opType, Inputs: inputs, Outputs: outputs, Attributes: attrs, Opset: b.opset}
 	if err := typeNode(n); err != nil {
-		return b.fail("%v", err)
+		b.fail("%v", err)
+		return values
 	}
 	b.nodes = append(b.nodes, n)
-	b.shapes[name] = shape
-	return Value{name, shape}
+	for i, out := range outputs {
+		b.shapes[out] = shapes[i]
+		values[i] = Value{out, shapes[i]}
+	}
+	return values
 }
 
 // typeNode sets n.Op to the registered operator of the node's opset, as
@@ -279,6 +291,13 @@ func poolOut(n int64, k, s, p int) (int64, bool) {
 // BatchNorm is BatchNormalization over the channels (dimension 1) of x,
 // with epsilon 1e-5 and momentum 0.9 (PyTorch's defaults).
 func (b *Builder) BatchNorm(x Value) Value {
+	return b.BatchNormWith(x, 1e-5, 0.9)
+}
+
+// BatchNormWith is BatchNormalization over the channels of x with the given
+// epsilon and ONNX momentum, the weight of the old running statistics:
+// PyTorch's momentum m is ONNX's 1-m (PyTorch's default 0.1 is 0.9).
+func (b *Builder) BatchNormWith(x Value, epsilon, momentum float32) Value {
 	x, ok := b.resolve("BatchNorm", x)
 	if !ok {
 		return Value{}
@@ -294,7 +313,7 @@ func (b *Builder) BatchNorm(x Value) Value {
 		b.param(name, "running_mean", make([]float32, c), c),
 		b.param(name, "running_var", filled(c, 1), c),
 	}
-	attrs := []*onnx.Attribute{floatAttr("epsilon", 1e-5), floatAttr("momentum", 0.9)}
+	attrs := []*onnx.Attribute{floatAttr("epsilon", epsilon), floatAttr("momentum", momentum)}
 	if b.BatchNormTraining {
 		attrs = append(attrs, intAttr("training_mode", 1))
 	}
@@ -335,6 +354,43 @@ func (b *Builder) constant(base string, v float32) string {
 // MaxPool is 2-D max pooling with a kernel×kernel window.
 func (b *Builder) MaxPool(x Value, kernel, stride, pad int) Value {
 	return b.pool("MaxPool", "maxpool", x, kernel, stride, pad)
+}
+
+// MaxPoolCeil is MaxPool with ceil_mode 1, as PyTorch's MaxPool2d(...,
+// ceil_mode=True) exports: the output size rounds up, so a last window
+// that starts inside the input (or its left padding) but overhangs its
+// end is kept.
+func (b *Builder) MaxPoolCeil(x Value, kernel, stride, pad int) Value {
+	x, ok := b.resolve("MaxPool", x)
+	if !ok {
+		return Value{}
+	}
+	if len(x.shape) != 4 || kernel <= 0 || stride <= 0 || pad < 0 {
+		return b.fail("MaxPool: window %d/%d/%d or input %q of shape %v, want [N, C, H, W]", kernel, stride, pad, x.name, x.shape)
+	}
+	h, okh := poolOutCeil(x.shape[2], kernel, stride, pad)
+	w, okw := poolOutCeil(x.shape[3], kernel, stride, pad)
+	if !okh || !okw {
+		return b.fail("MaxPool: window %d/%d/%d does not fit input %q of shape %v", kernel, stride, pad, x.name, x.shape)
+	}
+	k, s, p := int64(kernel), int64(stride), int64(pad)
+	return b.node("MaxPool", b.nodeName("maxpool"), []string{x.name}, []int64{x.shape[0], x.shape[1], h, w},
+		intsAttr("kernel_shape", k, k), intsAttr("strides", s, s), intsAttr("pads", p, p, p, p), intAttr("ceil_mode", 1))
+}
+
+// poolOutCeil is the output size of a window over n in ceil mode:
+// ceil((n+2p-k)/s)+1, less one when the last window would start in the
+// right padding (PyTorch's and ONNX's rule).
+func poolOutCeil(n int64, k, s, p int) (int64, bool) {
+	span := n + 2*int64(p) - int64(k)
+	if span < 0 || s <= 0 {
+		return 0, false
+	}
+	out := (span+int64(s)-1)/int64(s) + 1
+	if (out-1)*int64(s) >= n+int64(p) {
+		out--
+	}
+	return out, true
 }
 
 // AveragePool is 2-D average pooling with a kernel×kernel window; padded
@@ -460,9 +516,12 @@ func (b *Builder) Output(x Value, name string) Value {
 	}
 	if name != x.name {
 		var producer *onnx.Node
+		output := 0 // which of producer's outputs x is
 		for _, n := range b.nodes {
-			if len(n.Outputs) > 0 && n.Outputs[0] == x.name {
-				producer = n
+			for i, out := range n.Outputs {
+				if out == x.name {
+					producer, output = n, i
+				}
 			}
 		}
 		if producer == nil || b.used[name] {
@@ -474,7 +533,7 @@ func (b *Builder) Output(x Value, name string) Value {
 			x = b.node("Identity", name, []string{x.name}, x.shape)
 		} else {
 			b.used[name] = true
-			producer.Outputs[0] = name
+			producer.Outputs[output] = name
 			for _, n := range b.nodes {
 				renamed := n == producer
 				for i, in := range n.Inputs {
