@@ -28,13 +28,19 @@
 //     Conv2d and Linear: weights and biases uniform in [-1/√fan_in,
 //     1/√fan_in];
 //   - BatchNormalization's scale (gamma) is 1, its bias (beta) 0, its
-//     running mean 0 and running variance 1.
+//     running mean 0 and running variance 1; LayerNormalization's scale is
+//     1 and its bias 0;
+//   - Linear (MatMul and Add, for inputs of any rank, the weight stored
+//     transposed as [in, out]) follows the Init policy as Dense does;
+//   - the weights and biases of LSTM and GRU are uniform in ±1/√hidden
+//     under every policy, PyTorch's default for its recurrent layers.
 //
 // Names are unique and PyTorch-like: a node and its output value are named
 // after the layer kind and a counter ("conv3", "bn3", "fc1"), and its
 // parameters after the node ("conv3.weight", "bn3.running_var").
-// Constants that are not parameters (Clip bounds) are Constant nodes, so
-// they are not mistaken for trainable initializers.
+// Constants that are not parameters (Clip bounds, Reshape's target shape,
+// Squeeze's axes, Gather's index, the attention scale) are Constant nodes,
+// so they are not mistaken for trainable initializers.
 //
 // Models import the ai.onnx opset given to NewBuilder; DefaultOpset is 17,
 // the opset of PyTorch's default exporter for a long time, which every
@@ -50,6 +56,9 @@
 // network.BatchNormTraining, so that evaluation and the saved model use
 // the running statistics training updated.
 //
-// Preset builds the named models: mlp, lenet, resnet8, resnet20, resnet18
-// and mobilenetv2 (PresetWith under another initialisation).
+// Preset builds the named models: mlp, lenet, resnet8, resnet20, resnet18,
+// mobilenetv2, torchvision's mobilenet_v3_small, shufflenet_v2_x0_5,
+// squeezenet1_1 and mnasnet0_5 (layer for layer, with torchvision's
+// parameter counts), a Transformer encoder (transformer) and a recurrent
+// net (lstm_gru); PresetWith builds them under another initialisation.
 package models

@@ -16,6 +16,13 @@ var presets = map[string]func(b *Builder){
 	"resnet20":    func(b *Builder) { buildCIFARResNet(b, 3) },
 	"resnet18":    buildResNet18,
 	"mobilenetv2": buildMobileNetV2,
+
+	"mobilenet_v3_small": buildMobileNetV3Small,
+	"shufflenet_v2_x0_5": buildShuffleNetV2x05,
+	"squeezenet1_1":      buildSqueezeNet11,
+	"mnasnet0_5":         buildMNASNet05,
+	"transformer":        buildTransformer,
+	"lstm_gru":           buildRecurrent,
 }
 
 // PresetNames lists the presets, sorted.
@@ -46,10 +53,48 @@ func PresetNames() []string {
 //     parameters);
 //   - mobilenetv2: Sandler et al.'s MobileNetV2 (width 1.0) for x [N, 3,
 //     224, 224], 1000 classes, as torchvision's mobilenet_v2 without its
-//     dropout (3,504,872 trainable parameters).
+//     dropout (3,504,872 trainable parameters);
+//   - mobilenet_v3_small: Howard et al.'s MobileNetV3-small for x [N, 3,
+//     224, 224], 1000 classes, as torchvision's mobilenet_v3_small without
+//     its dropout (2,542,856 trainable parameters): HardSwish, and
+//     squeeze-and-excitation as GlobalAveragePool, two 1×1 Convs with
+//     bias, Relu, HardSigmoid (alpha 1/6, beta 0.5) and Mul; BatchNorm
+//     epsilon 0.001, momentum 0.99 (PyTorch's 0.01);
+//   - shufflenet_v2_x0_5: Ma et al.'s ShuffleNetV2 ×0.5 for x [N, 3, 224,
+//     224], 1000 classes, as torchvision's shufflenet_v2_x0_5 (1,366,792
+//     trainable parameters): the channel split is Split, the branches are
+//     joined by Concat and shuffled by Reshape, Transpose, Reshape; the
+//     spatial mean is GlobalAveragePool and Flatten;
+//   - squeezenet1_1: Iandola et al.'s SqueezeNet 1.1 for x [N, 3, 224,
+//     224], 1000 classes, as torchvision's squeezenet1_1 without its
+//     dropout (1,235,496 trainable parameters): Fire modules joined by
+//     Concat, MaxPool with ceil_mode 1, and a 1×1 Conv, Relu and global
+//     average pooling as the classifier;
+//   - mnasnet0_5: Tan et al.'s MNASNet-B1 with depth multiplier 0.5 for x
+//     [N, 3, 224, 224], 1000 classes, as torchvision's mnasnet0_5 (its
+//     version 2, whose stem is scaled too) without its dropout (2,218,512
+//     trainable parameters); BatchNorm momentum 0.9997;
+//   - transformer: an nn.TransformerEncoder of 2 post-norm layers
+//     (norm_first False) for x [N, 32, 64] (32 steps of d_model 64): 4
+//     heads, feed-forward width 256 (PyTorch's default, 2048, would make
+//     the feed-forward 94% of a model this narrow), Relu, LayerNorm
+//     epsilon 1e-5, dropout left out, attention written with MatMul,
+//     Softmax, Transpose and Reshape as an export does; then the mean over
+//     the 32 steps (ReduceMean) and Dense 10 (100,618 trainable
+//     parameters: 49,984 per layer and 650 for the classifier);
+//   - lstm_gru: a recurrent classifier for x [N, 32, 32] (32 steps of 32
+//     features): Transpose to [32, N, 32], ONNX LSTM with hidden 64
+//     (forward), Squeeze of the direction axis, ONNX GRU with hidden 64 in
+//     both directions (linear_before_reset 1, as PyTorch), its output [32,
+//     2, N, 64] made batch-first [N, 32, 128] by Transpose and Reshape,
+//     the last step taken by Gather, and Dense 10 (76,298 trainable
+//     parameters: LSTM 25,088, GRU 49,920, Dense 1,290).
 //
 // Convolutions followed by BatchNorm have no bias. The parameters follow
-// the default initialisation, InitHe.
+// the default initialisation, InitHe, except those InitHe does not cover:
+// LayerNorm's scale is 1 and its bias 0, and the recurrent weights and
+// biases are uniform in ±1/√hidden under every policy, as PyTorch draws
+// them.
 func Preset(name string, seed uint64) (*onnx.Model, error) {
 	return PresetWith(name, seed, InitHe)
 }

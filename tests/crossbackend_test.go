@@ -2,6 +2,7 @@ package tests
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -122,39 +123,83 @@ func readFeeds(t *testing.T, dir string, g *onnx.Graph) map[string]onnx.Value {
 	return feeds
 }
 
-// The small model presets (the networks d500 train uses) run on every
-// backend with the same seeded input, a batch of 2, and must agree.
+// The model presets run on every backend with the same input, at batch 2
+// (and 1 for the presets of issue 12), and must agree with the reference.
+// The small presets d500 train uses (mlp, lenet, resnet8) are common
+// operators at DefaultOpset, which every backend of the list must run.
+// The networks users run (the mobile ImageNet classifiers, the
+// Transformer encoder and the recurrent net) must run on native and
+// onnxruntime, the pair issue 12 benchmarks; another backend is left out
+// of one only when it reports network.ErrUnsupported, and the reason is
+// logged.
 func TestCrossBackendPresets(t *testing.T) {
-	for _, preset := range []string{"mlp", "lenet", "resnet8"} {
-		m, err := models.Preset(preset, 1)
+	type presetCase struct {
+		name    string
+		input   []int // without the batch
+		batches []int
+		all     bool // every backend must run it
+	}
+	image := []int{3, 224, 224}
+	for _, c := range []presetCase{
+		{"mlp", []int{1, 28, 28}, []int{2}, true},
+		{"lenet", []int{1, 28, 28}, []int{2}, true},
+		{"resnet8", []int{3, 32, 32}, []int{2}, true},
+		{"mobilenet_v3_small", image, []int{1, 2}, false},
+		{"shufflenet_v2_x0_5", image, []int{1, 2}, false},
+		{"squeezenet1_1", image, []int{1, 2}, false},
+		{"mnasnet0_5", image, []int{1, 2}, false},
+		{"transformer", []int{32, 64}, []int{1, 2}, false},
+		{"lstm_gru", []int{32, 32}, []int{1, 2}, false},
+	} {
+		m, err := models.Preset(c.name, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		shape := []int{2, 1, 28, 28}
-		if preset == "resnet8" {
-			shape = []int{2, 3, 32, 32}
-		}
-		x := onnx.NewTensor(onnx.Float, shape...)
-		for i := range x.Float32s() {
-			x.Float32s()[i] = float32((i*7919)%1000)/500 - 1
-		}
-		feeds := map[string]onnx.Value{"x": x}
-		var ref onnx.Value
-		for i, name := range crossBackends {
-			out, err := runOn(name, m, feeds)
-			if err != nil {
-				// The presets use common operators at opset DefaultOpset:
-				// every backend of the list must run them.
-				t.Errorf("%s on %s: %v", preset, name, err)
-				continue
+		for _, batch := range c.batches {
+			x := onnx.NewTensor(onnx.Float, append([]int{batch}, c.input...)...)
+			for i := range x.Float32s() {
+				x.Float32s()[i] = float32((i*7919)%1000)/500 - 1
 			}
-			if i == 0 {
-				ref = out["y"]
-				continue
-			}
-			if d := metrics.Compare(out["y"], ref, crossTolerance); !d.Equal() {
-				t.Errorf("%s: output y of %s differs from %s: %s", preset, name, crossBackends[0], d.Mismatch)
+			feeds := map[string]onnx.Value{"x": x}
+			var ref onnx.Value
+			for i, name := range crossBackends {
+				out, err := runOn(name, m, feeds)
+				if err != nil {
+					if !c.all && i >= 2 && errors.Is(err, network.ErrUnsupported) {
+						t.Logf("%s: %s left out: %v", c.name, name, err)
+					} else {
+						t.Errorf("%s at batch %d on %s: %v", c.name, batch, name, err)
+					}
+					continue
+				}
+				if i == 0 {
+					ref = out["y"]
+					continue
+				}
+				if d := metrics.Compare(out["y"], ref, scaledTolerance(ref)); !d.Equal() {
+					t.Errorf("%s at batch %d: output y of %s differs from %s: %s", c.name, batch, name, crossBackends[0], d.Mismatch)
+				}
 			}
 		}
 	}
+}
+
+// scaledTolerance is crossTolerance with its absolute part multiplied by
+// the largest |element| of ref when that exceeds 1. Two float32 backends
+// that sum in different orders leave on every element an error in
+// proportion to the magnitude of the sums, not of the element: a logit
+// near 0 among logits in the hundreds (mnasnet0_5 under InitHe, whose
+// BatchNorms start as the identity, reaches an RMS of 393) differs by
+// about 1e-6 of their scale, 6e-4 measured, which the fixed 1e-5 rejects;
+// mobilenetv2 (logits about 10) fails it at seed 3 with 2e-5.
+func scaledTolerance(ref onnx.Value) metrics.Tolerance {
+	tol := crossTolerance
+	if r, ok := ref.(*onnx.Tensor); ok && r.Type == onnx.Float {
+		var scale float64 = 1
+		for _, v := range r.Float32s() {
+			scale = math.Max(scale, math.Abs(float64(v)))
+		}
+		tol.ATol *= scale
+	}
+	return tol
 }
