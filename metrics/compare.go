@@ -23,8 +23,42 @@ var ONNXTolerance = Tolerance{RTol: 1e-3, ATol: 1e-7}
 // CrossBackendTolerance is how close two backends' outputs must be to
 // count as the same: looser than ONNXTolerance's atol, because two correct
 // float32 backends sum in different orders and near-zero outputs then
-// differ by more than 1e-7.
+// differ by more than 1e-7. Comparisons of whole networks' outputs scale
+// its absolute part to the output's magnitude (ScaledTo).
 var CrossBackendTolerance = Tolerance{RTol: 1e-3, ATol: 1e-5}
+
+// ScaledTo returns t with its absolute tolerance multiplied by the largest
+// finite |element| of want, a float32 or float64 tensor, when that exceeds
+// 1 (t itself otherwise). Two correct float32 backends that sum in
+// different orders leave on every element an error in proportion to the
+// magnitude of what was summed, not of the element: a logit near 0 among
+// logits in the hundreds (mnasnet0_5 under InitHe) differs by 1e-4 or
+// more, which an absolute 1e-5 rejects although it is 1e-6 of the
+// output's scale.
+func (t Tolerance) ScaledTo(want onnx.Value) Tolerance {
+	w, ok := want.(*onnx.Tensor)
+	if !ok {
+		return t
+	}
+	scale := 1.0
+	note := func(v float64) {
+		if !math.IsInf(v, 0) && !math.IsNaN(v) {
+			scale = math.Max(scale, math.Abs(v))
+		}
+	}
+	switch d := w.Data.(type) {
+	case []float32:
+		for _, v := range d {
+			note(float64(v))
+		}
+	case []float64:
+		for _, v := range d {
+			note(v)
+		}
+	}
+	t.ATol *= scale
+	return t
+}
 
 // Diff is the outcome of comparing a result with the expected value.
 type Diff struct {

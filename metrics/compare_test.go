@@ -165,3 +165,30 @@ func TestCompareSparse(t *testing.T) {
 	mustEqual(t, f32([]int{4}, 0, 0, 5, 0), sp)
 	mustDiffer(t, f32([]int{4}, 0, 5, 0, 0), sp, "worst at [1]")
 }
+
+// ScaledTo multiplies the absolute tolerance by the output's largest
+// finite magnitude above 1: an error of 5e-5 on a logit near 0 among
+// logits up to 100 passes CrossBackendTolerance scaled (atol 1e-3) and
+// fails it unscaled; outputs within ±1 and non-float values keep it.
+func TestToleranceScaledTo(t *testing.T) {
+	want := onnx.FromSlice([]float32{100, -40, 0.01, float32(math.Inf(1))}, 4)
+	got := onnx.FromSlice([]float32{100.05, -40.01, 0.01005, float32(math.Inf(1))}, 4)
+	scaled := CrossBackendTolerance.ScaledTo(want)
+	if scaled.ATol != 100*CrossBackendTolerance.ATol || scaled.RTol != CrossBackendTolerance.RTol {
+		t.Fatalf("ScaledTo = %+v, want atol %g", scaled, 100*CrossBackendTolerance.ATol)
+	}
+	if d := Compare(got, want, scaled); !d.Equal() {
+		t.Errorf("scaled: %s", d.Mismatch)
+	}
+	if d := Compare(got, want, CrossBackendTolerance); d.Equal() {
+		t.Errorf("unscaled: 5e-5 on 0.01 accepted")
+	}
+	if d := Compare(onnx.FromSlice([]float32{0.5, 1.0011}, 2), onnx.FromSlice([]float32{0.5, 1}, 2), CrossBackendTolerance.ScaledTo(onnx.FromSlice([]float32{0.5, 1}, 2))); d.Equal() {
+		t.Errorf("outputs within ±1: an error of 1.1e-3 on 1 accepted")
+	}
+	for _, v := range []onnx.Value{onnx.FromSlice([]int64{1000}, 1), onnx.FromSlice([]float64{-0.5, math.NaN()}, 2)} {
+		if got := CrossBackendTolerance.ScaledTo(v); got != CrossBackendTolerance {
+			t.Errorf("ScaledTo(%v) = %+v, want it unchanged", v, got)
+		}
+	}
+}

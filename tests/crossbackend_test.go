@@ -2,7 +2,6 @@ package tests
 
 import (
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,7 +24,8 @@ import (
 // here.
 var crossBackends = []string{"native", "onnxruntime", "gorgonia"}
 
-// crossTolerance is the rule two backends' outputs are compared by.
+// crossTolerance is the rule two backends' outputs are compared by, its
+// absolute part scaled to the reference output's magnitude (ScaledTo).
 var crossTolerance = metrics.CrossBackendTolerance
 
 // Every pytorch-converted network runs on every backend with the inputs of
@@ -75,7 +75,7 @@ func TestCrossBackendPytorchConverted(t *testing.T) {
 				continue
 			}
 			for _, o := range m.Graph.Outputs {
-				d := metrics.Compare(out[o.Name], ref[o.Name], crossTolerance)
+				d := metrics.Compare(out[o.Name], ref[o.Name], crossTolerance.ScaledTo(ref[o.Name]))
 				if !d.Equal() {
 					t.Errorf("%s: output %q of %s differs from %s: %s", c.Name, o.Name, name, crossBackends[0], d.Mismatch)
 				}
@@ -176,30 +176,10 @@ func TestCrossBackendPresets(t *testing.T) {
 					ref = out["y"]
 					continue
 				}
-				if d := metrics.Compare(out["y"], ref, scaledTolerance(ref)); !d.Equal() {
+				if d := metrics.Compare(out["y"], ref, crossTolerance.ScaledTo(ref)); !d.Equal() {
 					t.Errorf("%s at batch %d: output y of %s differs from %s: %s", c.name, batch, name, crossBackends[0], d.Mismatch)
 				}
 			}
 		}
 	}
-}
-
-// scaledTolerance is crossTolerance with its absolute part multiplied by
-// the largest |element| of ref when that exceeds 1. Two float32 backends
-// that sum in different orders leave on every element an error in
-// proportion to the magnitude of the sums, not of the element: a logit
-// near 0 among logits in the hundreds (mnasnet0_5 under InitHe, whose
-// BatchNorms start as the identity, reaches an RMS of 393) differs by
-// about 1e-6 of their scale, 6e-4 measured, which the fixed 1e-5 rejects;
-// mobilenetv2 (logits about 10) fails it at seed 3 with 2e-5.
-func scaledTolerance(ref onnx.Value) metrics.Tolerance {
-	tol := crossTolerance
-	if r, ok := ref.(*onnx.Tensor); ok && r.Type == onnx.Float {
-		var scale float64 = 1
-		for _, v := range r.Float32s() {
-			scale = math.Max(scale, math.Abs(float64(v)))
-		}
-		tol.ATol *= scale
-	}
-	return tol
 }

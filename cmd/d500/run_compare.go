@@ -29,7 +29,8 @@ type comparedRun struct {
 }
 
 // compareTolerance is how close another backend's outputs must be for a
-// comparison of speeds to mean anything: the cross-backend tests' rule.
+// comparison of speeds to mean anything: the cross-backend tests' rule,
+// its absolute part scaled to each output's magnitude (ScaledTo).
 var compareTolerance = metrics.CrossBackendTolerance
 
 // benchCompared runs the same model on each backend of names, with the
@@ -73,7 +74,7 @@ func benchOne(net network.Network, name, modelPath string, feeds, want map[strin
 	}
 	r := comparedRun{runReport: runReport{Backend: name, Model: modelPath}}
 	for _, o := range outputs {
-		d := metrics.Compare(got[o], want[o], compareTolerance)
+		d := metrics.Compare(got[o], want[o], compareTolerance.ScaledTo(want[o]))
 		if d.Mismatch != "" {
 			return comparedRun{}, fmt.Errorf("output %q differs from the --backend's: %s", o, d.Mismatch)
 		}
