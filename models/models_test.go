@@ -501,3 +501,101 @@ func TestLayerValues(t *testing.T) {
 		}
 	}
 }
+
+// One step of gradient descent on each preset added for issue 12, set up
+// as d500 train sets up a preset (BatchNormalization in training mode,
+// batch statistics; softmax cross-entropy), lowers the loss on the same
+// batch by what the gradient predicts: the parameters move by 1e-3
+// against the gradient g (in Euclidean norm over all of them), so the
+// loss must fall by 1e-3·|g| to first order — within 20%, which a
+// gradient wrong in direction or size would miss (measured: 96% to 100%).
+func TestPresetTrainingStep(t *testing.T) {
+	for _, c := range cases() {
+		if !slices.Contains([]string{"mobilenet_v3_small", "shufflenet_v2_x0_5", "squeezenet1_1", "mnasnet0_5", "transformer", "lstm_gru"}, c.name) {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			if c.slow && testing.Short() {
+				t.Skip("224×224 training skipped in -short mode")
+			}
+			m, err := models.Preset(c.name, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stats, err := network.BatchNormTraining(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			running := map[string]bool{}
+			for _, s := range stats {
+				running[s.Param] = true
+			}
+			loss, err := network.AppendLoss(m, network.LossSoftmaxCrossEntropy, "y", "labels")
+			if err != nil {
+				t.Fatal(err)
+			}
+			feeds := map[string]onnx.Value{
+				"x":      randomInput(6, append([]int{4}, c.input...)...),
+				"labels": onnx.FromSlice([]int64{1, 5, 0, 9}, 4),
+			}
+			net, err := backend.New("native", m, backend.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := net.InferenceAndBackprop(feeds, loss)
+			if err != nil {
+				net.Close()
+				t.Fatal(err)
+			}
+			before := float64(out[loss].(*onnx.Tensor).Float32s()[0])
+			grads := map[string][]float32{}
+			var norm float64
+			for _, pg := range net.Gradients(loss) {
+				if running[pg.Param] {
+					continue
+				}
+				g, err := network.FetchTensor(net, pg.Grad)
+				if err != nil {
+					t.Fatal(err)
+				}
+				grads[pg.Param] = slices.Clone(g.Float32s())
+				for _, v := range g.Float32s() {
+					norm += float64(v) * float64(v)
+				}
+			}
+			net.Close()
+			norm = math.Sqrt(norm)
+			if !(norm > 0) || math.IsInf(norm, 0) {
+				t.Fatalf("gradient norm %v", norm)
+			}
+			step := 1e-3 / norm
+			for _, in := range m.Graph.Initializers {
+				if running[in.Name] {
+					continue
+				}
+				g, ok := grads[in.Name]
+				if !ok {
+					t.Fatalf("no gradient for %s", in.Name)
+				}
+				p := in.Tensor.Float32s()
+				for i := range p {
+					p[i] -= float32(step * float64(g[i]))
+				}
+			}
+			net, err = backend.New("native", m, backend.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer net.Close()
+			out, err = net.Inference(feeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := float64(out[loss].(*onnx.Tensor).Float32s()[0])
+			t.Logf("loss %.6g -> %.6g (gradient norm %.3g)", before, after, norm)
+			if ratio := (before - after) / (1e-3 * norm); !(ratio > 0.8 && ratio < 1.2) {
+				t.Errorf("loss fell by %.3g, %.3g of the %.3g the gradient predicts", before-after, ratio, 1e-3*norm)
+			}
+		})
+	}
+}
