@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -76,7 +77,7 @@ func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 // parallelActivation is applyActivation with large tensors split over
 // goroutines; Sigmoid and Tanh cost a transcendental per element.
 func parallelActivation[T floatElem](fn activation, threads int, dst, src []T) {
-	parallelFor(len(src), threads, elementwiseGrain/8, func(lo, hi int) {
+	par.For(len(src), threads, par.Grain/8, func(lo, hi int) {
 		applyActivation(fn, dst[lo:hi], src[lo:hi])
 	})
 }

@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 )
 
@@ -175,7 +176,7 @@ func (g *convGeom) checkOutput(lead int) error {
 func convIm2col[T any](col, x []T, channels int, g *convGeom, threads int) {
 	ks, os := g.kernelSize(), g.outSize()
 	rows := channels * ks
-	parallelFor(rows, threads, max(1, elementwiseGrain/max(os, 1)), func(lo, hi int) {
+	par.For(rows, threads, max(1, par.Grain/max(os, 1)), func(lo, hi int) {
 		if len(g.in) == 2 {
 			for r := lo; r < hi; r++ {
 				c, kidx := r/ks, r%ks
@@ -197,7 +198,7 @@ func convIm2col[T any](col, x []T, channels int, g *convGeom, threads int) {
 // spread over goroutines, since rows of one channel write the same plane.
 func convCol2im[T numeric](x, col []T, channels int, g *convGeom, threads int) {
 	ks, os := g.kernelSize(), g.outSize()
-	parallelFor(channels, threads, max(1, elementwiseGrain/max(os*ks, 1)), func(lo, hi int) {
+	par.For(channels, threads, max(1, par.Grain/max(os*ks, 1)), func(lo, hi int) {
 		w := newConvWindowWalker(g)
 		for c := lo; c < hi; c++ {
 			plane := x[c*g.inSize() : (c+1)*g.inSize()]

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -66,7 +67,7 @@ func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes
 		maskImg = mask[ni*s.offsetGroups*ks*os:]
 	}
 	rows := s.offsetGroups * ks
-	parallelFor(rows, threads, max(1, elementwiseGrain/max(os*cr, 1)), func(lo, hi int) {
+	par.For(rows, threads, max(1, par.Grain/max(os*cr, 1)), func(lo, hi int) {
 		kpos := make([]int, nd)
 		opos := make([]int, nd)
 		base := make([]int, nd)
@@ -145,7 +146,7 @@ func deformForward[T floatElem](y, x, w, b, off, mask []T, s *deformShapes, tab 
 		deformFill(tab, off, mask, s, ni, threads)
 		convRunItems(s.group, mg*outSz*kc, threads, func(gi, worker, inner int) {
 			cols := sc.get(worker, kc*outSz)
-			parallelFor(kc, inner, max(1, elementwiseGrain/max(outSz*cr, 1)), func(lo, hi int) {
+			par.For(kc, inner, max(1, par.Grain/max(outSz*cr, 1)), func(lo, hi int) {
 				for r := lo; r < hi; r++ {
 					cl, kidx := r/ks, r%ks
 					c := gi*cg + cl

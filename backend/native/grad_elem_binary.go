@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -564,7 +565,7 @@ func swigluGradTyped[T floatElem](k *swigluGrad, g *gradState, gy []T, a *onnx.T
 		if len(d) < 2*elemGrain { // parallelFor would not split it
 			swigluGradRange(which, alpha, d, gy, ad, bd, 0, len(d))
 		} else {
-			parallelFor(len(d), k.threads, elemGrain, func(lo, hi int) { swigluGradRange(which, alpha, d, gy, ad, bd, lo, hi) })
+			par.For(len(d), k.threads, elemGrain, func(lo, hi int) { swigluGradRange(which, alpha, d, gy, ad, bd, lo, hi) })
 		}
 		if !direct {
 			if err := g.add(slot, dt); err != nil {

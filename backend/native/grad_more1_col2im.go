@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -71,7 +72,7 @@ func more1Im2col[T floatElem](col, img []T, n, c int, g *convGeom, w *convWindow
 	imgSize, cols := c*is, c*ks*os
 	for i := range n {
 		dst, src := col[i*cols:(i+1)*cols], img[i*imgSize:(i+1)*imgSize]
-		if threads > 1 && cols >= elementwiseGrain {
+		if threads > 1 && cols >= par.Grain {
 			convIm2col(dst, src, c, g, threads)
 			continue
 		}

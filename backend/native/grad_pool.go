@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -226,7 +227,7 @@ func (k *gradPoolKernel) run(slots []onnx.Value, g *gradState) error {
 			return err
 		}
 	}
-	chunks := gradPoolChunks(pl.planes, k.threads, max(1, elementwiseGrain/max(1, pl.g.outSize()*pl.g.kernelSize())))
+	chunks := gradPoolChunks(pl.planes, k.threads, max(1, par.Grain/max(1, pl.g.outSize()*pl.g.kernelSize())))
 	for len(k.walkers) < chunks {
 		k.walkers = append(k.walkers, gradPoolWalker{})
 	}
@@ -403,7 +404,7 @@ func (k *gradGlobalPoolKernel) run(slots []onnx.Value, g *gradState) error {
 }
 
 func gradGlobalPool[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, planes, inner int) {
-	parallelFor(planes, k.threads, max(1, elementwiseGrain/max(inner, 1)), func(lo, hi int) {
+	par.For(planes, k.threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			src, dst := x[pl*inner:(pl+1)*inner], dx[pl*inner:(pl+1)*inner]
 			if inner == 0 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -228,7 +229,7 @@ func poolRun[T floatElem](k *poolKernel, pl *poolPlan, y, x []T, idx []int64) {
 	}
 	inSz, outSz := pl.g.inSize(), pl.g.outSize()
 	p := float64(k.p)
-	parallelFor(pl.planes, k.threads, max(1, elementwiseGrain/max(1, outSz*pl.g.kernelSize())), func(lo, hi int) {
+	par.For(pl.planes, k.threads, max(1, par.Grain/max(1, outSz*pl.g.kernelSize())), func(lo, hi int) {
 		w := newPoolWindow(pl)
 		for plane := lo; plane < hi; plane++ {
 			src := x[plane*inSz : (plane+1)*inSz]
@@ -273,7 +274,7 @@ func poolMaxRun[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan,
 	}
 	inSz, outSz := pl.g.inSize(), pl.g.outSize()
 	colMajor := k.storageOrder == 1
-	parallelFor(pl.planes, k.threads, max(1, elementwiseGrain/max(1, outSz*pl.g.kernelSize())), func(lo, hi int) {
+	par.For(pl.planes, k.threads, max(1, par.Grain/max(1, outSz*pl.g.kernelSize())), func(lo, hi int) {
 		w := newPoolWindow(pl)
 		for plane := lo; plane < hi; plane++ {
 			src := x[plane*inSz : (plane+1)*inSz]

@@ -1,6 +1,10 @@
 package native
 
-import "math"
+import (
+	"math"
+
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+)
 
 // One- and two-dimensional MaxPool and AveragePool without the general N-D window
 // walk: per output row and column the valid kernel range is computed once,
@@ -85,8 +89,8 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	colMajor := k.storageOrder == 1
 	work := pl.planes * OH
-	grain := max(1, elementwiseGrain/max(1, OW*g.kernelSize()))
-	parallelFor(work, k.threads, grain, func(lo, hi int) {
+	grain := max(1, par.Grain/max(1, OW*g.kernelSize()))
+	par.For(work, k.threads, grain, func(lo, hi int) {
 		for task := lo; task < hi; task++ {
 			plane, oh := task/OH, task%OH
 			src := x[plane*H*W : (plane+1)*H*W]

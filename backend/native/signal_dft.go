@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -135,7 +136,7 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 		scale = 1 / float64(n)
 	}
 	lines := outer * inner
-	parallelFor(lines, k.threads, max(1, 4096/int(n)), func(lo, hi int) {
+	par.For(lines, k.threads, max(1, 4096/int(n)), func(lo, hi int) {
 		buf := make([]complex128, n)
 		scratch := make([]complex128, plan.scratchLen())
 		for line := lo; line < hi; line++ {
@@ -275,7 +276,7 @@ func (k *stftKernel) compute(x *onnx.Tensor, step, frameLen int64, window *onnx.
 	}
 	res := k.res[:out.Len()]
 	plan := k.plans.plan(n, false)
-	parallelFor(batch*frames, k.threads, max(1, 4096/n), func(lo, hi int) {
+	par.For(batch*frames, k.threads, max(1, 4096/n), func(lo, hi int) {
 		buf := make([]complex128, n)
 		scratch := make([]complex128, plan.scratchLen())
 		for line := lo; line < hi; line++ {
