@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -92,7 +93,7 @@ func applyActivation[T floatElem](fn activation, dst, src []T) {
 		// float32 Relu is a Clip to [0, +inf], whose vector kernel has no
 		// branch to mispredict on mixed signs (NaN and -0 kept, as below).
 		if d, ok := any(dst).([]float32); ok {
-			clipF32(d, any(src).([]float32), 0, float32(math.Inf(1)))
+			vec.Clip(d, any(src).([]float32), 0, float32(math.Inf(1)))
 			return
 		}
 		for i, v := range src {

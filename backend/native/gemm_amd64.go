@@ -2,7 +2,11 @@
 
 package native
 
-import "golang.org/x/sys/cpu"
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
+)
 
 // useAsmKernels selects the AVX2/FMA micro-kernels of gemm_amd64.s when
 // the processor (and the operating system's saved state) has them. Tests
@@ -26,7 +30,7 @@ func dgemmKernel6x8(kc int, pa, pb, acc *float64)
 var (
 	sgemmKernel = microKernel[float32]{mr: 6, nr: 16, run: sgemm6x16}
 	dgemmKernel = microKernel[float64]{mr: 6, nr: 8, run: dgemm6x8}
-	sgemv       = gemvKernels[float32]{axpy: saxpy, dot: sdot}
+	sgemv       = gemvKernels[float32]{axpy: vec.Axpy, dot: vec.Dot}
 )
 
 // asmKernel returns the assembly micro-kernel for T, if this processor
@@ -61,15 +65,6 @@ func dgemm6x8(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, o
 	addBlock(acc[:], 8, alpha, c, ldc, rows, cols, overwrite)
 }
 
-// saxpyKernel adds a·x to y over n elements, and sdotKernel returns the
-// dot product of x and y over n elements; n is a multiple of 8.
-//
-//go:noescape
-func saxpyKernel(n int, a float32, x, y *float32)
-
-//go:noescape
-func sdotKernel(n int, x, y *float32) float32
-
 // asmGemv returns the assembly row kernels of float32 (see gemmFewRows),
 // if this processor runs them.
 func asmGemv[T floatElem]() (*gemvKernels[T], bool) {
@@ -78,33 +73,6 @@ func asmGemv[T floatElem]() (*gemvKernels[T], bool) {
 	}
 	k, ok := any(&sgemv).(*gemvKernels[T])
 	return k, ok
-}
-
-// saxpy adds a·x to y (len(x) elements): the multiple of 8 in assembly,
-// the rest in Go.
-func saxpy(a float32, x, y []float32) {
-	n := len(x)
-	y = y[:n]
-	if m := n &^ 7; m > 0 {
-		saxpyKernel(m, a, &x[0], &y[0])
-	}
-	for i := n &^ 7; i < n; i++ {
-		y[i] += a * x[i]
-	}
-}
-
-// sdot is the dot product of x and y (len(x) elements), like saxpy.
-func sdot(x, y []float32) float32 {
-	n := len(x)
-	y = y[:n]
-	var s float32
-	if m := n &^ 7; m > 0 {
-		s = sdotKernel(m, &x[0], &y[0])
-	}
-	for i := n &^ 7; i < n; i++ {
-		s += x[i] * y[i]
-	}
-	return s
 }
 
 // stransposePanel8 is transpose_amd64.s's kernel: blocks 8×8 blocks of 8

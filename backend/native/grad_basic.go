@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -232,7 +233,7 @@ func activationBackward[T floatElem](fn activation, dx, dy, x, y []T) {
 	switch fn {
 	case actRelu:
 		if d, ok := any(dx).([]float32); ok {
-			reluGradF32(d, any(dy).([]float32), any(x).([]float32))
+			vec.ReluGrad(d, any(dy).([]float32), any(x).([]float32))
 			return
 		}
 		for i, v := range x {

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -149,7 +150,7 @@ func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner,
 			av, bv := T(a[f]), T(b[f])
 			src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
 			if s, ok := any(src).([]float32); ok {
-				scaleShiftF32(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
+				vec.ScaleShift(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
 				continue
 			}
 			for i, v := range src {
