@@ -31,6 +31,10 @@ type numeric interface {
 		uint8 | uint16 | uint32 | uint64
 }
 
+// floatElem is the set of types the float kernels (the GEMM, the
+// convolutions) are written for.
+type floatElem interface{ float32 | float64 }
+
 // arithKernel computes one broadcasting arithmetic node. It owns its output
 // buffer and, for float16/bfloat16, float32 scratch space.
 type arithKernel struct {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -132,7 +133,7 @@ func convRunItems(items, work, threads int, item func(i, worker, inner int)) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemmParallelMin {
+	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
 		for i := range items {
 			item(i, 0, threads)
 		}
@@ -174,7 +175,7 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 	// whole; ResNet-18 at batch 1 on one thread 85 against 104 ms; and
 	// LeNet and ResNet-8, whose matrices are below the size, 5–7% longer
 	// by blocks.
-	implicit := !direct && len(g.in) == 2 && mg > gemvMaxRows && kc*outSz >= convImplicitMin
+	implicit := !direct && len(g.in) == 2 && mg > gemm.FewRowsMax && kc*outSz >= convImplicitMin
 	if !direct && !implicit {
 		// Allocate worker 0's buffer up front so parallel items only
 		// grow their own.
@@ -204,7 +205,7 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 		}
 		if implicit {
 			packB := func(dst []T, p0, j0, kc, nc, nr int) { packIm2colPanels2D(dst, xg, g, p0, j0, kc, nc, nr) }
-			gemmImplicitB(mg, outSz, kc, 1, newMatrix(wg, kc, false), packB, beta, yg, outSz, inner)
+			gemm.MultiplyImplicitB(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), packB, beta, yg, outSz, inner)
 			return
 		}
 		cols := xg
@@ -218,7 +219,7 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 			convThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
 			return
 		}
-		gemm(mg, outSz, kc, 1, newMatrix(wg, kc, false), newMatrix(cols, outSz, false), beta, yg, outSz, inner)
+		gemm.Multiply(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), beta, yg, outSz, inner)
 	})
 }
 

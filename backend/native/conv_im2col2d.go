@@ -1,5 +1,9 @@
 package native
 
+import (
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+)
+
 // The 2-D forms of im2col and col2im, which nearly every image network
 // runs: the window of each kernel position is two nested ranges, the
 // valid output columns are computed once per kernel column, and rows of
@@ -84,14 +88,14 @@ func convCol2imRow2D[T numeric](g *convGeom, dst, src []T, kh, kw int) {
 // panel's short runs straight from the input was 1.6 to 1.8 times slower.)
 func packIm2colPanels2D[T floatElem](dst, x []T, g *convGeom, p0, j0, kc, nc, nr int) {
 	ks, inSz := g.kernelSize(), g.inSize()
-	buf := gemmPackBuffer[T](kc * nc)
-	defer gemmPackPool[T]().Put(buf)
+	buf := gemm.PackBuffer[T](kc * nc)
+	defer gemm.ReleasePackBuffer(buf)
 	block := *buf
 	for p := range kc {
 		c, kidx := (p0+p)/ks, (p0+p)%ks
 		convIm2colRange2D(g, block[p*nc:(p+1)*nc], x[c*inSz:(c+1)*inSz], kidx/g.kernel[1], kidx%g.kernel[1], j0)
 	}
-	packPanelsB(dst, newMatrix(block, nc, false), 0, 0, kc, nc, nr)
+	gemm.PackPanelsB(dst, gemm.NewMatrix(block, nc, false), 0, 0, kc, nc, nr)
 }
 
 // convIm2colRange2D is convIm2colRow2D for the output positions j0 ...

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/onnx"
 )
 
@@ -39,15 +40,15 @@ func TestPackIm2colPanels2DMatchesPacking(t *testing.T) {
 		for _, nr := range []int{4, 8, 16} {
 			for _, bl := range blocks {
 				p0, j0, kc, nc := bl[0], bl[1], bl[2], bl[3]
-				if kc <= 0 || nc <= 0 || kc > gemmKC {
+				if kc <= 0 || nc <= 0 || kc > 256 { // at most one of the GEMM's K slices
 					continue
 				}
-				size := roundUp(nc, nr) * kc
+				size := (nc + nr - 1) / nr * nr * kc
 				got, want := make([]float64, size), make([]float64, size)
 				for i := range got {
 					got[i], want[i] = math.NaN(), math.NaN()
 				}
-				packPanelsB(want, newMatrix(col, n, false), p0, j0, kc, nc, nr)
+				gemm.PackPanelsB(want, gemm.NewMatrix(col, n, false), p0, j0, kc, nc, nr)
 				packIm2colPanels2D(got, x, g, p0, j0, kc, nc, nr)
 				for i := range want {
 					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
@@ -131,18 +132,18 @@ func BenchmarkIm2colPacking(b *testing.B) {
 		const channels, nr = 16, 16
 		g := geomOf([]int{size, size}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})
 		kRows, n := channels*g.kernelSize(), g.outSize()
-		nc := min(gemmNC, n)
+		nc := min(256, n) // the GEMM's tile width
 		x := make([]float32, channels*g.inSize())
 		for i := range x {
 			x[i] = float32(i % 7)
 		}
 		col := make([]float32, kRows*n)
-		panels := make([]float32, roundUp(nc, nr)*kRows)
+		panels := make([]float32, (nc+nr-1)/nr*nr*kRows)
 		b.Run(fmt.Sprintf("%dx%d/materialised", size, size), func(b *testing.B) {
 			for b.Loop() {
 				convIm2col(col, x, channels, g, 1)
 				for j0 := 0; j0 < n; j0 += nc {
-					packPanelsB(panels, newMatrix(col, n, false), 0, j0, kRows, min(nc, n-j0), nr)
+					gemm.PackPanelsB(panels, gemm.NewMatrix(col, n, false), 0, j0, kRows, min(nc, n-j0), nr)
 				}
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -117,7 +118,7 @@ func (k *convIntCore) run(x, w, xZero, wZero *onnx.Tensor) ([]int32, []int, erro
 			xg := xv[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 			yg := y[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 			convIm2col(col, xg, cg, g, k.threads)
-			gemmSimple(mg, outSz, kc, 1, wv[gi*mg*kc:(gi+1)*mg*kc], kc, false, col, outSz, false, 0, yg, outSz)
+			gemm.MultiplySimple(mg, outSz, kc, 1, wv[gi*mg*kc:(gi+1)*mg*kc], kc, false, col, outSz, false, 0, yg, outSz)
 		}
 	}
 	return y, shape, nil

@@ -1,5 +1,9 @@
 package native
 
+import (
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
+)
+
 // convDirectThin computes a convolution group with at most two output
 // channels (depthwise convolutions: one) straight from the input, without
 // an im2col buffer: for every output channel r, input channel c and
@@ -97,8 +101,8 @@ func convDirectThin2D[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy fu
 // axpyFor returns the function that adds a·x to y (len(x) elements): the
 // vector kernel for float32 where there is one, else a loop.
 func axpyFor[T floatElem]() func(a T, x, y []T) {
-	if k, ok := asmGemv[T](); ok {
-		return k.axpy
+	if f, ok := any(vec.Axpy).(func(a T, x, y []T)); ok {
+		return f
 	}
 	return func(a T, x, y []T) {
 		y = y[:len(x)]

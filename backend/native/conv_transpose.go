@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -185,7 +186,7 @@ func convTransposeForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convSc
 			} else {
 				clear(yg)
 			}
-			gemm(rows, inSz, cg, 1, newMatrix(wg, rows, true), newMatrix(xg, inSz, false), 0, col, inSz, threads)
+			gemm.Multiply(rows, inSz, cg, 1, gemm.NewMatrix(wg, rows, true), gemm.NewMatrix(xg, inSz, false), 0, col, inSz, threads)
 			convCol2im(yg, col, mg, g, threads)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
@@ -182,7 +183,7 @@ func deformForward[T floatElem](y, x, w, b, off, mask []T, s *deformShapes, tab 
 				convThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
 				return
 			}
-			gemm(mg, outSz, kc, 1, newMatrix(wg, kc, false), newMatrix(cols, outSz, false), beta, yg, outSz, inner)
+			gemm.Multiply(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), beta, yg, outSz, inner)
 		})
 	}
 }

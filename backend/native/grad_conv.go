@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -59,7 +60,7 @@ func gradConvWorkerCount(items, work, threads int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemmParallelMin {
+	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
 		return 1
 	}
 	return min(threads, items)
@@ -283,16 +284,16 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 					convIm2col(cols, xg, cg, g, inner)
 				}
 				// dW_g (mg x kc) += dY_g (mg x outSz) · colsᵀ (outSz x kc)
-				gemm(mg, kc, outSz, 1, newMatrix(dyg, outSz, false), newMatrix(cols, outSz, true), 1, dw[gi*mg*kc:], kc, inner)
+				gemm.Multiply(mg, kc, outSz, 1, gemm.NewMatrix(dyg, outSz, false), gemm.NewMatrix(cols, outSz, true), 1, dw[gi*mg*kc:], kc, inner)
 			}
 			if dx != nil {
 				dxg := dx[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 				if direct {
 					// dX_g (cg x inSz) = W_gᵀ (kc x mg) · dY_g (mg x outSz)
-					gemm(kc, outSz, mg, 1, newMatrix(wg, kc, true), newMatrix(dyg, outSz, false), 0, dxg, outSz, inner)
+					gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, dxg, outSz, inner)
 					continue
 				}
-				gemm(kc, outSz, mg, 1, newMatrix(wg, kc, true), newMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
+				gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
 				clear(dxg)
 				convCol2im(dxg, buf.dcols, cg, g, inner)
 			}
@@ -320,11 +321,11 @@ func gradConvTransposeBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes,
 			convIm2col(col, dyg, mg, g, inner)
 			if dx != nil {
 				// dX_g (cg x inSz) = W_g (cg x rows) · col (rows x inSz)
-				gemm(cg, inSz, rows, 1, newMatrix(wg, rows, false), newMatrix(col, inSz, false), 0, dx[(ni*s.c+gi*cg)*inSz:], inSz, inner)
+				gemm.Multiply(cg, inSz, rows, 1, gemm.NewMatrix(wg, rows, false), gemm.NewMatrix(col, inSz, false), 0, dx[(ni*s.c+gi*cg)*inSz:], inSz, inner)
 			}
 			if dw != nil {
 				// dW_g (cg x rows) += X_g (cg x inSz) · colᵀ (inSz x rows)
-				gemm(cg, rows, inSz, 1, newMatrix(xg, inSz, false), newMatrix(col, inSz, true), 1, dw[gi*cg*rows:], rows, inner)
+				gemm.Multiply(cg, rows, inSz, 1, gemm.NewMatrix(xg, inSz, false), gemm.NewMatrix(col, inSz, true), 1, dw[gi*cg*rows:], rows, inner)
 			}
 		}
 	})

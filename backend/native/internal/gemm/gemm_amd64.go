@@ -1,6 +1,6 @@
-//go:build amd64
+//go:build amd64 && !purego
 
-package native
+package gemm
 
 import (
 	"golang.org/x/sys/cpu"
@@ -8,10 +8,26 @@ import (
 	"github.com/deep500/deep500-go/backend/native/internal/vec"
 )
 
-// useAsmKernels selects the AVX2/FMA micro-kernels of gemm_amd64.s when
-// the processor (and the operating system's saved state) has them. Tests
-// turn it off to check the portable kernel too.
-var useAsmKernels = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// archImpls lists the assembly implementations this processor (and the
+// operating system's saved state) runs, best first.
+func archImpls() []Impl {
+	var list []Impl
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		list = append(list, avx2)
+	}
+	return list
+}
+
+// avx2 runs the AVX2/FMA micro-kernels of gemm_amd64.s, the vector
+// package's row kernels (chosen from the same features) for products of
+// few rows, and the register transpose of transpose_amd64.s.
+var avx2 = Impl{
+	Name:            "avx2",
+	Float32:         MicroKernel[float32]{Mr: 6, Nr: 16, Run: sgemm6x16},
+	Float64:         MicroKernel[float64]{Mr: 6, Nr: 8, Run: dgemm6x8},
+	FewRows32:       RowKernels[float32]{Axpy: vec.Axpy, Dot: vec.Dot},
+	TransposePanel8: transposePanel8,
+}
 
 // sgemmKernel6x16 and dgemmKernel6x8 store the 6×16 (float32) or 6×8
 // (float64) block of products of a packed A panel and a packed B panel
@@ -23,28 +39,6 @@ func sgemmKernel6x16(kc int, pa, pb, acc *float32)
 
 //go:noescape
 func dgemmKernel6x8(kc int, pa, pb, acc *float64)
-
-// The assembly kernels, made once: asmKernel and asmGemv hand out
-// pointers to them, which converting through an interface does not copy
-// to the heap (they are called on every product).
-var (
-	sgemmKernel = microKernel[float32]{mr: 6, nr: 16, run: sgemm6x16}
-	dgemmKernel = microKernel[float64]{mr: 6, nr: 8, run: dgemm6x8}
-	sgemv       = gemvKernels[float32]{axpy: vec.Axpy, dot: vec.Dot}
-)
-
-// asmKernel returns the assembly micro-kernel for T, if this processor
-// runs it.
-func asmKernel[T floatElem]() (*microKernel[T], bool) {
-	if !useAsmKernels {
-		return nil, false
-	}
-	if k, ok := any(&sgemmKernel).(*microKernel[T]); ok {
-		return k, true
-	}
-	k, ok := any(&dgemmKernel).(*microKernel[T])
-	return k, ok
-}
 
 func sgemm6x16(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int, overwrite bool) {
 	var acc [6 * 16]float32
@@ -65,16 +59,6 @@ func dgemm6x8(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, o
 	addBlock(acc[:], 8, alpha, c, ldc, rows, cols, overwrite)
 }
 
-// asmGemv returns the assembly row kernels of float32 (see gemmFewRows),
-// if this processor runs them.
-func asmGemv[T floatElem]() (*gemvKernels[T], bool) {
-	if !useAsmKernels {
-		return nil, false
-	}
-	k, ok := any(&sgemv).(*gemvKernels[T])
-	return k, ok
-}
-
 // stransposePanel8 is transpose_amd64.s's kernel: blocks 8×8 blocks of 8
 // columns (ld floats apart, contiguous along their length) stored as
 // rows of a 16-wide panel.
@@ -84,11 +68,10 @@ func stransposePanel8(blocks int, src *float32, ld int, dst *float32)
 
 // transposePanel8 fills lanes [0, 8) of the rows [0, kc) of a 16-wide
 // float32 panel from 8 contiguous columns of src (ld apart), in 8×8
-// blocks; it returns how many rows it filled (a multiple of 8, 0 without
-// the assembly kernels).
+// blocks; it returns how many rows it filled (a multiple of 8).
 func transposePanel8(panel, src []float32, ld, kc int) int {
 	blocks := kc / 8
-	if !useAsmKernels || blocks == 0 {
+	if blocks == 0 {
 		return 0
 	}
 	// The kernel reads and writes these ranges: check them once, here.

@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // The AVX2/FMA micro-kernels of gemm_amd64.go. Each multiplies a packed
