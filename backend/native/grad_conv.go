@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -161,9 +162,9 @@ func (k *gradConvKernel) run(slots []onnx.Value, g *gradState) error {
 		return err
 	}
 	// The output's spatial size: Conv's geometry "out", ConvTranspose's "in".
-	outSp := s.geom.outSize()
+	outSp := s.geom.OutSize()
 	if k.transpose {
-		outSp = s.geom.inSize()
+		outSp = s.geom.InSize()
 	}
 	if gy.Len() != s.n*s.m*outSp {
 		return fmt.Errorf("output gradient of shape %v for an output of %d x %d x %d elements", gy.Shape, s.n, s.m, outSp)
@@ -257,9 +258,9 @@ func gradConvBias[T floatElem](db, dy []T, n, m, sp int) {
 func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]gradConvBufs[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 	kc := cg * ks
-	direct := g.convDirect()
+	direct := g.Direct()
 	colLen, dcolLen := 0, 0
 	if !direct {
 		if dw != nil {
@@ -281,7 +282,7 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 				cols := xg
 				if !direct {
 					cols = buf.cols
-					convIm2col(cols, xg, cg, g, inner)
+					conv.Im2col(cols, xg, cg, g, inner)
 				}
 				// dW_g (mg x kc) += dY_g (mg x outSz) · colsᵀ (outSz x kc)
 				gemm.Multiply(mg, kc, outSz, 1, gemm.NewMatrix(dyg, outSz, false), gemm.NewMatrix(cols, outSz, true), 1, dw[gi*mg*kc:], kc, inner)
@@ -295,7 +296,7 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 				}
 				gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
 				clear(dxg)
-				convCol2im(dxg, buf.dcols, cg, g, inner)
+				conv.Col2im(dxg, buf.dcols, cg, g, inner)
 			}
 		}
 	})
@@ -308,7 +309,7 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 func gradConvTransposeBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]gradConvBufs[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.outSize(), g.inSize()
+	ks, inSz, outSz := g.KernelSize(), g.OutSize(), g.InSize()
 	rows := mg * ks
 	work := s.n * cg * rows * inSz
 	ws := gradConvWorkers(bufs, gradConvWorkerCount(s.group, work, threads), rows*inSz, 0)
@@ -318,7 +319,7 @@ func gradConvTransposeBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes,
 		for ni := range s.n {
 			xg := x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 			dyg := dy[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
-			convIm2col(col, dyg, mg, g, inner)
+			conv.Im2col(col, dyg, mg, g, inner)
 			if dx != nil {
 				// dX_g (cg x inSz) = W_g (cg x rows) · col (rows x inSz)
 				gemm.Multiply(cg, inSz, rows, 1, gemm.NewMatrix(wg, rows, false), gemm.NewMatrix(col, inSz, false), 0, dx[(ni*s.c+gi*cg)*inSz:], inSz, inner)
