@@ -159,7 +159,7 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 	direct := g.Direct()
 	// A 2-D convolution wide enough for the blocked GEMM, whose im2col
 	// matrix would not stay in cache, writes only the block each GEMM
-	// tile packs (packIm2colPanels2D), which stays in cache. Below the
+	// tile packs (conv.PackIm2colPanels2D), which stays in cache. Below the
 	// size, writing the whole matrix is cheaper: it is copied in longer
 	// runs. Measured, runs interleaved: a 56×56, 64-channel 3×3
 	// convolution takes 2.24–2.40 ms by blocks against 2.80–2.87 ms

@@ -26,7 +26,7 @@ import (
 //	dW_g += X_g · im2col(dY_g)ᵀ
 //
 // with the forward's own geometry (checkConvShapes, transposeGeometry) and
-// rearrangements (convIm2col, convCol2im), so every attribute (strides,
+// rearrangements (conv.Im2col, conv.Col2im), so every attribute (strides,
 // pads, auto_pad, dilations, group, output_shape, output_padding) is
 // handled as the forward handles it. Groups are spread over goroutines
 // (each group owns its slices of dX and dW, the images of a group are

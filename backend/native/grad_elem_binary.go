@@ -562,7 +562,7 @@ func swigluGradTyped[T floatElem](k *swigluGrad, g *gradState, gy []T, a *onnx.T
 		}
 		dt, direct := gelemOut(g, slot, scratch, t.Type, t.Shape)
 		d := dt.Data.([]T)
-		if len(d) < 2*elemGrain { // parallelFor would not split it
+		if len(d) < 2*elemGrain { // par.For would not split it
 			swigluGradRange(which, alpha, d, gy, ad, bd, 0, len(d))
 		} else {
 			par.For(len(d), k.threads, elemGrain, func(lo, hi int) { swigluGradRange(which, alpha, d, gy, ad, bd, lo, hi) })

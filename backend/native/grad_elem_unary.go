@@ -147,7 +147,7 @@ func (k *gelemUnary) run(slots []onnx.Value, g *gradState) error {
 
 func gelemUnaryApply[T floatElem](fn gelemFn, a, b float64, threads int, dx, dy, x, y []T) {
 	if len(dx) < 2*elemGrain {
-		gelemUnaryRange(fn, a, b, dx, dy, x, y) // parallelFor would not split it
+		gelemUnaryRange(fn, a, b, dx, dy, x, y) // par.For would not split it
 		return
 	}
 	par.For(len(dx), threads, elemGrain, func(lo, hi int) {

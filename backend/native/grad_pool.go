@@ -30,7 +30,7 @@ import (
 // window walker is allocated before any goroutine starts.
 
 // gradPoolChunks is how many goroutines gradPoolParallel uses for n items
-// of at least minChunk each (as parallelFor decides).
+// of at least minChunk each (as par.For decides).
 func gradPoolChunks(n, threads, minChunk int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
