@@ -69,6 +69,9 @@ test: setup
 	if [ -n "$$unformatted" ]; then echo "gofmt -w needed on:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -timeout 45m ./...
+	@# The native backend's kernels again without their assembly (the
+	@# portable implementations alone, as on other architectures).
+	$(GO) test -tags purego ./backend/native/...
 	@# Distributed training: the mpi build, and its tests under mpirun -np 2.
 	@# The tests/ ones build and run d500, which go test's cache cannot see
 	@# change: -count=1 runs them every time.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -76,7 +78,7 @@ func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 // parallelActivation is applyActivation with large tensors split over
 // goroutines; Sigmoid and Tanh cost a transcendental per element.
 func parallelActivation[T floatElem](fn activation, threads int, dst, src []T) {
-	parallelFor(len(src), threads, elementwiseGrain/8, func(lo, hi int) {
+	par.For(len(src), threads, par.Grain/8, func(lo, hi int) {
 		applyActivation(fn, dst[lo:hi], src[lo:hi])
 	})
 }
@@ -91,7 +93,7 @@ func applyActivation[T floatElem](fn activation, dst, src []T) {
 		// float32 Relu is a Clip to [0, +inf], whose vector kernel has no
 		// branch to mispredict on mixed signs (NaN and -0 kept, as below).
 		if d, ok := any(dst).([]float32); ok {
-			clipF32(d, any(src).([]float32), 0, float32(math.Inf(1)))
+			vec.Clip(d, any(src).([]float32), 0, float32(math.Inf(1)))
 			return
 		}
 		for i, v := range src {

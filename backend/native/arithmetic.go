@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -29,6 +30,10 @@ type numeric interface {
 	float32 | float64 | int8 | int16 | int32 | int64 |
 		uint8 | uint16 | uint32 | uint64
 }
+
+// floatElem is the set of types the float kernels (the GEMM, the
+// convolutions) are written for.
+type floatElem interface{ float32 | float64 }
 
 // arithKernel computes one broadcasting arithmetic node. It owns its output
 // buffer and, for float16/bfloat16, float32 scratch space.
@@ -117,21 +122,21 @@ func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, 
 	case len(a) == len(dst) && len(b) == len(dst):
 		// Same element count as the output means neither operand is
 		// broadcast (a size-1 dimension can only repeat one element).
-		parallelFor(len(dst), threads, elementwiseGrain, func(lo, hi int) {
+		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
 			arithRow(op, dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1)
 		})
 	case len(a) == len(dst) && len(b) == 1:
-		parallelFor(len(dst), threads, elementwiseGrain, func(lo, hi int) {
+		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
 			arithRow(op, dst[lo:hi], a[lo:hi], 1, b, 0)
 		})
 	case len(a) == 1 && len(b) == len(dst):
-		parallelFor(len(dst), threads, elementwiseGrain, func(lo, hi int) {
+		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
 			arithRow(op, dst[lo:hi], a, 0, b[lo:hi], 1)
 		})
 	default:
 		walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape))
 		n, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		parallelFor(walk.rows(), threads, max(1, elementwiseGrain/n), func(lo, hi int) {
+		par.For(walk.rows(), threads, max(1, par.Grain/n), func(lo, hi int) {
 			walk.forRows(lo, hi, func(row int, off []int) {
 				arithRow(op, dst[row*n:(row+1)*n], a[off[0]:], sa, b[off[1]:], sb)
 			})

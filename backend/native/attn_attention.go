@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -200,7 +201,7 @@ func (k *attentionKernel) compute(in attentionInputs) (y, presentK, presentV, qk
 	}
 	group := Hq / Hkv
 	neg := math.Inf(-1)
-	parallelFor(rows, k.threads, max(1, 8192/max(1, L*D)), func(lo, hi int) {
+	par.For(rows, k.threads, max(1, 8192/max(1, L*D)), func(lo, hi int) {
 		a := make([]float64, L)
 		raw := make([]float64, L)
 		for r := lo; r < hi; r++ {

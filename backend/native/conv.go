@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -74,21 +76,11 @@ func checkConvShapes(attrs *convWindowAttrs, kernelShape []int64, group int64, x
 		if s.geom, err = attrs.geometry(xShape[2:], kernel); err != nil {
 			return nil, err
 		}
-		if err := s.geom.checkOutput(s.n * s.m); err != nil {
+		if err := checkConvOutput(s.geom, s.n*s.m); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
-}
-
-// convDirect reports whether im2col would copy the input unchanged.
-func (g *convGeom) convDirect() bool {
-	for i := range g.in {
-		if g.kernel[i] != 1 || g.strides[i] != 1 || g.padBegin[i] != 0 || g.padEnd[i] != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // convScratch holds the column buffers of each worker, kept across runs.
@@ -132,7 +124,7 @@ func convRunItems(items, work, threads int, item func(i, worker, inner int)) {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemmParallelMin {
+	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
 		for i := range items {
 			item(i, 0, threads)
 		}
@@ -162,19 +154,19 @@ func convRunItems(items, work, threads int, item func(i, worker, inner int)) {
 func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 	kc := cg * ks
-	direct := g.convDirect()
+	direct := g.Direct()
 	// A 2-D convolution wide enough for the blocked GEMM, whose im2col
 	// matrix would not stay in cache, writes only the block each GEMM
-	// tile packs (packIm2colPanels2D), which stays in cache. Below the
+	// tile packs (conv.PackIm2colPanels2D), which stays in cache. Below the
 	// size, writing the whole matrix is cheaper: it is copied in longer
 	// runs. Measured, runs interleaved: a 56×56, 64-channel 3×3
 	// convolution takes 2.24–2.40 ms by blocks against 2.80–2.87 ms
 	// whole; ResNet-18 at batch 1 on one thread 85 against 104 ms; and
 	// LeNet and ResNet-8, whose matrices are below the size, 5–7% longer
 	// by blocks.
-	implicit := !direct && len(g.in) == 2 && mg > gemvMaxRows && kc*outSz >= convImplicitMin
+	implicit := !direct && len(g.In) == 2 && mg > gemm.FewRowsMax && kc*outSz >= convImplicitMin
 	if !direct && !implicit {
 		// Allocate worker 0's buffer up front so parallel items only
 		// grow their own.
@@ -199,44 +191,27 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 		}
 		if mg <= 2 && !direct {
 			// Too thin for a GEMM (depthwise convolutions): no im2col.
-			convDirectThin(yg, wg, xg, cg, mg, g, b == nil)
+			conv.DirectThin(yg, wg, xg, cg, mg, g, b == nil)
 			return
 		}
 		if implicit {
-			packB := func(dst []T, p0, j0, kc, nc, nr int) { packIm2colPanels2D(dst, xg, g, p0, j0, kc, nc, nr) }
-			gemmImplicitB(mg, outSz, kc, 1, newMatrix(wg, kc, false), packB, beta, yg, outSz, inner)
+			packB := func(dst []T, p0, j0, kc, nc, nr int) { conv.PackIm2colPanels2D(dst, xg, g, p0, j0, kc, nc, nr) }
+			gemm.MultiplyImplicitB(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), packB, beta, yg, outSz, inner)
 			return
 		}
 		cols := xg
 		if !direct {
 			cols = sc.get(worker, kc*outSz)
-			convIm2col(cols, xg, cg, g, inner)
+			conv.Im2col(cols, xg, cg, g, inner)
 		}
 		if mg <= 2 {
 			// A GEMM this thin (depthwise convolutions) is all packing:
 			// add the scaled column rows straight into the output rows.
-			convThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
+			conv.ThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
 			return
 		}
-		gemm(mg, outSz, kc, 1, newMatrix(wg, kc, false), newMatrix(cols, outSz, false), beta, yg, outSz, inner)
+		gemm.Multiply(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), beta, yg, outSz, inner)
 	})
-}
-
-// convThinProduct computes y (+)= w x cols for a w of only a few rows.
-func convThinProduct[T floatElem](y, w, cols []T, mg, kc, outSz int, overwrite bool) {
-	for r := range mg {
-		row := y[r*outSz : (r+1)*outSz]
-		if overwrite {
-			clear(row)
-		}
-		for p := range kc {
-			a := w[r*kc+p]
-			src := cols[p*outSz : (p+1)*outSz]
-			for j, v := range src {
-				row[j] += a * v
-			}
-		}
-	}
 }
 
 // convBuffers is the scratch of Conv and ConvTranspose, which run the same
@@ -309,9 +284,9 @@ func (k *convKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error) {
 	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != s.m) {
 		return nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
 	}
-	shape := append([]int{s.n, s.m}, s.geom.out...)
-	if s.geom.kernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.outSize()) {
-		return nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.kernel, s.geom.out)
+	shape := append([]int{s.n, s.m}, s.geom.Out...)
+	if s.geom.KernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.OutSize()) {
+		return nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
 	}
 	out := k.out.tensor(x.Type, shape)
 	if err := k.buf.run("Conv", out, x, w, b, s, k.threads, convForward[float32], convForward[float64]); err != nil {

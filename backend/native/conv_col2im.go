@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -49,16 +50,16 @@ func (k *col2imKernel) compute(x, imageShape, blockShape *onnx.Tensor) (*onnx.Te
 	if err != nil {
 		return nil, err
 	}
-	ks := g.kernelSize()
+	ks := g.KernelSize()
 	n := x.Shape[0]
 	if x.Shape[1]%ks != 0 {
 		return nil, fmt.Errorf("input dimension 1 (%d) is not a multiple of prod(block_shape) = %d", x.Shape[1], ks)
 	}
 	c := x.Shape[1] / ks
-	if x.Shape[2] != g.outSize() {
-		return nil, fmt.Errorf("input has %d block positions; image_shape %v, block_shape %v, pads, strides and dilations give %d", x.Shape[2], img, blk, g.outSize())
+	if x.Shape[2] != g.OutSize() {
+		return nil, fmt.Errorf("input has %d block positions; image_shape %v, block_shape %v, pads, strides and dilations give %d", x.Shape[2], img, blk, g.OutSize())
 	}
-	if n*c > convMaxElements/max(g.inSize(), 1) {
+	if n*c > convMaxElements/max(g.InSize(), 1) {
 		return nil, fmt.Errorf("output of %d x %d x %v is too large", n, c, in)
 	}
 	shape := append([]int{n, c}, in...)
@@ -87,9 +88,9 @@ func (k *col2imKernel) compute(x, imageShape, blockShape *onnx.Tensor) (*onnx.Te
 
 func col2imBatch[T numeric](y, x []T, n, c int, g *convGeom, threads int) {
 	clear(y)
-	img, cols := c*g.inSize(), c*g.kernelSize()*g.outSize()
+	img, cols := c*g.InSize(), c*g.KernelSize()*g.OutSize()
 	for i := range n {
-		convCol2im(y[i*img:(i+1)*img], x[i*cols:(i+1)*cols], c, g, threads)
+		conv.Col2im(y[i*img:(i+1)*img], x[i*cols:(i+1)*cols], c, g, threads)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -76,8 +78,8 @@ func (k *convIntCore) run(x, w, xZero, wZero *onnx.Tensor) ([]int32, []int, erro
 		return nil, nil, err
 	}
 	g := s.geom
-	if g.kernelSize()*(s.c/s.group) > convMaxElements/max(1, g.outSize()) {
-		return nil, nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", g.kernel, g.out)
+	if g.KernelSize()*(s.c/s.group) > convMaxElements/max(1, g.OutSize()) {
+		return nil, nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", g.Kernel, g.Out)
 	}
 	xv, err := convIntValues("x", x)
 	if err != nil {
@@ -103,9 +105,9 @@ func (k *convIntCore) run(x, w, xZero, wZero *onnx.Tensor) ([]int32, []int, erro
 		wv[i] -= wz[min(i/max(per, 1), len(wz)-1)]
 	}
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 	kc := cg * ks
-	shape := append([]int{s.n, s.m}, g.out...)
+	shape := append([]int{s.n, s.m}, g.Out...)
 	n := onnx.NumElements(shape)
 	if cap(k.acc) < n {
 		k.acc = make([]int32, n)
@@ -116,8 +118,8 @@ func (k *convIntCore) run(x, w, xZero, wZero *onnx.Tensor) ([]int32, []int, erro
 		for gi := range s.group {
 			xg := xv[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 			yg := y[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
-			convIm2col(col, xg, cg, g, k.threads)
-			gemmSimple(mg, outSz, kc, 1, wv[gi*mg*kc:(gi+1)*mg*kc], kc, false, col, outSz, false, 0, yg, outSz)
+			conv.Im2col(col, xg, cg, g, k.threads)
+			gemm.MultiplySimple(mg, outSz, kc, 1, wv[gi*mg*kc:(gi+1)*mg*kc], kc, false, col, outSz, false, 0, yg, outSz)
 		}
 	}
 	return y, shape, nil

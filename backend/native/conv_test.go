@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
 	"github.com/deep500/deep500-go/onnx"
 )
 
@@ -23,25 +24,25 @@ func naiveConv(x, w, b []float32, xs, ws []int, g *convGeom, group int) ([]float
 	n, c, m := xs[0], xs[1], ws[0]
 	cg, mg := c/group, m/group
 	sp := len(xs) - 2
-	outShape := append([]int{n, m}, g.out...)
+	outShape := append([]int{n, m}, g.Out...)
 	y := make([]float32, onnx.NumElements(outShape))
-	inStr, kStr, oStr := rowMajorStrides(g.in), rowMajorStrides(g.kernel), rowMajorStrides(g.out)
+	inStr, kStr, oStr := rowMajorStrides(g.In), rowMajorStrides(g.Kernel), rowMajorStrides(g.Out)
 	for ni := range n {
 		for mi := range m {
 			gi := mi / mg
-			for o := range g.outSize() {
+			for o := range g.OutSize() {
 				var s float64
 				if b != nil {
 					s = float64(b[mi])
 				}
 				for ci := range cg {
-					for kk := range g.kernelSize() {
+					for kk := range g.KernelSize() {
 						off, ok := 0, true
 						for d := range sp {
-							od := o / oStr[d] % g.out[d]
-							kd := kk / kStr[d] % g.kernel[d]
-							i := od*g.strides[d] + kd*g.dilations[d] - g.padBegin[d]
-							if i < 0 || i >= g.in[d] {
+							od := o / oStr[d] % g.Out[d]
+							kd := kk / kStr[d] % g.Kernel[d]
+							i := od*g.Strides[d] + kd*g.Dilations[d] - g.PadBegin[d]
+							if i < 0 || i >= g.In[d] {
 								ok = false
 								break
 							}
@@ -50,12 +51,12 @@ func naiveConv(x, w, b []float32, xs, ws []int, g *convGeom, group int) ([]float
 						if !ok {
 							continue
 						}
-						xv := x[(ni*c+gi*cg+ci)*g.inSize()+off]
-						wv := w[(mi*cg+ci)*g.kernelSize()+kk]
+						xv := x[(ni*c+gi*cg+ci)*g.InSize()+off]
+						wv := w[(mi*cg+ci)*g.KernelSize()+kk]
 						s += float64(xv) * float64(wv)
 					}
 				}
-				y[(ni*m+mi)*g.outSize()+o] = float32(s)
+				y[(ni*m+mi)*g.OutSize()+o] = float32(s)
 			}
 		}
 	}
@@ -224,10 +225,10 @@ func TestCol2ImIsAdjointOfIm2col(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	col := make([]float32, 2*4*g.outSize())
-	convIm2col(col, x.Float32s(), 2, g, 1)
+	col := make([]float32, 2*4*g.OutSize())
+	conv.Im2col(col, x.Float32s(), 2, g, 1)
 	k := &col2imKernel{attrs: attrs}
-	got, err := k.compute(onnx.FromSlice(col, 1, 8, g.outSize()), onnx.FromSlice([]int64{4, 6}, 2), onnx.FromSlice([]int64{2, 2}, 2))
+	got, err := k.compute(onnx.FromSlice(col, 1, 8, g.OutSize()), onnx.FromSlice([]int64{4, 6}, 2), onnx.FromSlice([]int64{2, 2}, 2))
 	if err != nil {
 		t.Fatal(err)
 	}

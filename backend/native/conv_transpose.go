@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -29,12 +31,12 @@ type convTransposeKernel struct {
 // image, its "out" the input positions.
 func (k *convTransposeKernel) transposeGeometry(in, kernel []int) (*convGeom, error) {
 	n := len(in)
-	g := &convGeom{out: in, kernel: kernel, in: make([]int, n), padBegin: make([]int, n), padEnd: make([]int, n)}
+	g := &convGeom{Out: in, Kernel: kernel, In: make([]int, n), PadBegin: make([]int, n), PadEnd: make([]int, n)}
 	var err error
-	if g.strides, err = positiveOr("strides", k.attrs.strides, n, 1); err != nil {
+	if g.Strides, err = positiveOr("strides", k.attrs.strides, n, 1); err != nil {
 		return nil, err
 	}
-	if g.dilations, err = positiveOr("dilations", k.attrs.dilations, n, 1); err != nil {
+	if g.Dilations, err = positiveOr("dilations", k.attrs.dilations, n, 1); err != nil {
 		return nil, err
 	}
 	outPad := make([]int, n)
@@ -54,8 +56,8 @@ func (k *convTransposeKernel) transposeGeometry(in, kernel []int) (*convGeom, er
 		if kernel[i] < 1 {
 			return nil, fmt.Errorf("kernel size %v must be positive", kernel)
 		}
-		ek := (kernel[i]-1)*g.dilations[i] + 1
-		full[i] = g.strides[i]*(in[i]-1) + outPad[i] + ek
+		ek := (kernel[i]-1)*g.Dilations[i] + 1
+		full[i] = g.Strides[i]*(in[i]-1) + outPad[i] + ek
 		if in[i] == 0 {
 			full[i] = 0
 		}
@@ -77,7 +79,7 @@ func (k *convTransposeKernel) transposeGeometry(in, kernel []int) (*convGeom, er
 	case autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER":
 		target = make([]int64, n)
 		for i := range n {
-			target[i] = int64(in[i]) * int64(g.strides[i])
+			target[i] = int64(in[i]) * int64(g.Strides[i])
 		}
 	}
 	if target != nil {
@@ -94,11 +96,11 @@ func (k *convTransposeKernel) transposeGeometry(in, kernel []int) (*convGeom, er
 			}
 			big := total - small
 			if autoPad == "SAME_UPPER" {
-				g.padBegin[i], g.padEnd[i] = small, big
+				g.PadBegin[i], g.PadEnd[i] = small, big
 			} else {
-				g.padBegin[i], g.padEnd[i] = big, small
+				g.PadBegin[i], g.PadEnd[i] = big, small
 			}
-			g.in[i] = int(target[i])
+			g.In[i] = int(target[i])
 		}
 		return g, nil
 	}
@@ -111,12 +113,12 @@ func (k *convTransposeKernel) transposeGeometry(in, kernel []int) (*convGeom, er
 			if b < 0 || e < 0 || b > convMaxElements || e > convMaxElements {
 				return nil, fmt.Errorf("pads %v must be non-negative", k.attrs.pads)
 			}
-			g.padBegin[i], g.padEnd[i] = int(b), int(e)
+			g.PadBegin[i], g.PadEnd[i] = int(b), int(e)
 		}
 	}
 	for i := range n {
-		g.in[i] = full[i] - g.padBegin[i] - g.padEnd[i]
-		if g.in[i] < 0 {
+		g.In[i] = full[i] - g.PadBegin[i] - g.PadEnd[i]
+		if g.In[i] < 0 {
 			return nil, fmt.Errorf("pads %v leave a negative output size in spatial dimension %d", k.attrs.pads, i)
 		}
 	}
@@ -140,9 +142,9 @@ func (k *convTransposeKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error
 	g := s.geom
 	// Output [N, M, image...]: the geometry's "in".
 	lead := s.n * s.m
-	for _, d := range g.in {
+	for _, d := range g.In {
 		if d != 0 && lead > convMaxElements/d {
-			return nil, fmt.Errorf("output of %d x %v elements is too large", s.n*s.m, g.in)
+			return nil, fmt.Errorf("output of %d x %v elements is too large", s.n*s.m, g.In)
 		}
 		lead *= d
 	}
@@ -150,10 +152,10 @@ func (k *convTransposeKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error
 		return nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
 	}
 	mg := s.m / s.group
-	if mg*g.kernelSize() > convMaxElements/max(1, g.outSize()) {
-		return nil, fmt.Errorf("column buffer for kernel %v over input %v is too large", g.kernel, g.out)
+	if mg*g.KernelSize() > convMaxElements/max(1, g.OutSize()) {
+		return nil, fmt.Errorf("column buffer for kernel %v over input %v is too large", g.Kernel, g.Out)
 	}
-	shape := append([]int{s.n, s.m}, g.in...)
+	shape := append([]int{s.n, s.m}, g.In...)
 	out := k.out.tensor(x.Type, shape)
 	if err := k.buf.run("ConvTranspose", out, x, w, b, s, k.threads, convTransposeForward[float32], convTransposeForward[float64]); err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (k *convTransposeKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error
 func convTransposeForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.outSize(), g.inSize() // input positions, output image size
+	ks, inSz, outSz := g.KernelSize(), g.OutSize(), g.InSize() // input positions, output image size
 	rows := mg * ks
 	col := sc.get(0, rows*inSz)
 	for ni := range s.n {
@@ -185,8 +187,8 @@ func convTransposeForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convSc
 			} else {
 				clear(yg)
 			}
-			gemm(rows, inSz, cg, 1, newMatrix(wg, rows, true), newMatrix(xg, inSz, false), 0, col, inSz, threads)
-			convCol2im(yg, col, mg, g, threads)
+			gemm.Multiply(rows, inSz, cg, 1, gemm.NewMatrix(wg, rows, true), gemm.NewMatrix(xg, inSz, false), 0, col, inSz, threads)
+			conv.Col2im(yg, col, mg, g, threads)
 		}
 	}
 }

@@ -37,20 +37,41 @@
 // Broadcasting (broadcast.go) precomputes per-operand strides, merges
 // dimensions that move together, and walks the output in rows, with
 // dedicated loops for same-shape and scalar operands. Layout operators
-// share one strided-copy primitive (layout.go). MatMul and Gemm run on a
-// cache-blocked GEMM with packed panels that spreads tiles of the output
-// over goroutines (gemm.go); its micro-kernels are AVX2/FMA assembly
-// (6x16 float32, 6x8 float64) where the CPU has them and a portable 4x4
-// loop elsewhere, and a product of at most four rows skips packing for
-// vector axpy and dot kernels (gemm_few_rows.go). Batched MatMul spreads
-// whole small products instead. Convolutions run as im2col followed by the
-// GEMM (conv.go); a 2-D one whose column matrix would not stay in cache
-// writes it one GEMM tile's block at a time instead of whole
-// (conv_im2col2d.go), and depthwise and other thin ones skip the GEMM
-// (conv_thin.go). Large elementwise outputs are split into chunks over
-// goroutines (parallel.go), and Clip, Relu and BatchNormalization's scale
-// and shift have AVX kernels (vec_amd64.s). The thread count comes from
-// backend.Options.Threads, or GOMAXPROCS when it is 0.
+// share one strided-copy primitive (layout.go).
+//
+// The math kernels live in packages of their own under internal/, which
+// know nothing of ONNX, operators or tensors (as gonum's internal/asm and
+// ONNX Runtime's MLAS know nothing of their callers); the operators here
+// check attributes and shapes and call them:
+//   - internal/gemm: the cache-blocked GEMM behind MatMul, Gemm, the
+//     convolutions and the recurrent operators, with packed panels and
+//     tiles of the output spread over goroutines. Its micro-kernels are
+//     AVX2/FMA assembly (6x16 float32, 6x8 float64) where the CPU has
+//     them and a portable 4x4 loop elsewhere; a product of at most four
+//     rows skips packing for vector axpy and dot kernels. Batched MatMul
+//     spreads whole small products instead (matmul.go).
+//   - internal/vec: float32 vector kernels (Clip, Relu's gradient,
+//     BatchNormalization's scale and shift, axpy, dot).
+//   - internal/conv: im2col and col2im, the block packer with which a 2-D
+//     convolution whose column matrix would not stay in cache writes it
+//     one GEMM tile's block at a time, and the direct kernels of depthwise
+//     and other thin convolutions, which skip the GEMM. Convolutions run
+//     as im2col followed by the GEMM (conv.go).
+//   - internal/fft: radix-2 and Bluestein FFT plans for DFT and STFT.
+//   - internal/par: the parallel-for that splits large elementwise
+//     outputs into chunks over goroutines.
+//
+// A kernel package with assembly (gemm, vec) keeps each _amd64.s beside
+// its _amd64.go declarations under the build constraint amd64 && !purego,
+// with a _generic.go fallback otherwise (the pattern of Go's
+// internal/bytealg). Its dispatch.go holds one table of implementations,
+// filled once at init from the CPU's features (golang.org/x/sys/cpu), best
+// first and the portable one last; the package's functions run the first.
+// Implementations() lists every implementation the machine runs, and the
+// tests compare each with the portable one; building with -tags purego
+// leaves only the portable ones (make test runs the kernels both ways). A
+// new instruction set is one more entry in the table. The thread count
+// comes from backend.Options.Threads, or GOMAXPROCS when it is 0.
 //
 // A kernel's element type is chosen by one type switch per call; static
 // type inference at build time (to pick it once) is left for when the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -268,7 +269,7 @@ func castTo[S numeric](threads int, dst any, src []S) bool {
 // castSlice converts with Go's conversion, which is C's for these types
 // (in range; out of range values are undefined in ONNX too).
 func castSlice[D, S numeric](threads int, dst []D, src []S) {
-	parallelFor(len(src), threads, elementwiseGrain, func(lo, hi int) {
+	par.For(len(src), threads, par.Grain, func(lo, hi int) {
 		s, d := src[lo:hi], dst[lo:hi]
 		for i, v := range s {
 			d[i] = D(v)

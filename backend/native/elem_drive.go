@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 )
@@ -18,12 +19,12 @@ import (
 
 // elemGrain is the least number of elements worth a goroutine for the
 // elementwise family's functions, which are often transcendental.
-const elemGrain = elementwiseGrain / 8
+const elemGrain = par.Grain / 8
 
 // elemMap writes dst[i] = f(src[i]).
 func elemMap[I, O any](threads int, dst []O, src []I, f func(I) O) {
 	dst = dst[:len(src)]
-	parallelFor(len(src), threads, elemGrain, func(lo, hi int) {
+	par.For(len(src), threads, elemGrain, func(lo, hi int) {
 		s, d := src[lo:hi], dst[lo:hi]
 		for i, v := range s {
 			d[i] = f(v)
@@ -69,15 +70,15 @@ func elemBroadcastRows[A, B, O any](threads int, dst []O, a []A, aShape []int, b
 	switch {
 	case n == 0:
 	case len(a) == n && len(b) == n:
-		parallelFor(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
+		par.For(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
 	case len(a) == n && len(b) == 1:
-		parallelFor(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a[lo:hi], 1, b, 0) })
+		par.For(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a[lo:hi], 1, b, 0) })
 	case len(a) == 1 && len(b) == n:
-		parallelFor(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a, 0, b[lo:hi], 1) })
+		par.For(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a, 0, b[lo:hi], 1) })
 	default:
 		walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape))
 		rl, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		parallelFor(walk.rows(), threads, max(1, elemGrain/rl), func(lo, hi int) {
+		par.For(walk.rows(), threads, max(1, elemGrain/rl), func(lo, hi int) {
 			walk.forRows(lo, hi, func(r int, off []int) {
 				row(dst[r*rl:(r+1)*rl], a[off[0]:], sa, b[off[1]:], sb)
 			})
@@ -92,7 +93,7 @@ func elemBroadcast3[A, B, C, O any](threads int, dst []O, a []A, aShape []int, b
 		return
 	}
 	if len(a) == n && len(b) == n && len(c) == n {
-		parallelFor(n, threads, elemGrain, func(lo, hi int) {
+		par.For(n, threads, elemGrain, func(lo, hi int) {
 			x, y, z, d := a[lo:hi], b[lo:hi], c[lo:hi], dst[lo:hi]
 			for i := range d {
 				d[i] = f(x[i], y[i], z[i])
@@ -102,7 +103,7 @@ func elemBroadcast3[A, B, C, O any](threads int, dst []O, a []A, aShape []int, b
 	}
 	walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape), broadcastStrides(cShape, outShape))
 	rl, sa, sb, sc := walk.rowLen(), walk.rowStride(0), walk.rowStride(1), walk.rowStride(2)
-	parallelFor(walk.rows(), threads, max(1, elemGrain/rl), func(lo, hi int) {
+	par.For(walk.rows(), threads, max(1, elemGrain/rl), func(lo, hi int) {
 		walk.forRows(lo, hi, func(row int, off []int) {
 			d := dst[row*rl : (row+1)*rl]
 			ia, ib, ic := off[0], off[1], off[2]

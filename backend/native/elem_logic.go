@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -505,7 +507,7 @@ func clipRun[T numeric](k *clipKernel, dst, x []T, lo, hi *onnx.Tensor) {
 	case hasLo && hasHi && isFloat32(x):
 		d, s := any(dst).([]float32), any(x).([]float32)
 		lo, hi := any(l).(float32), any(h).(float32)
-		parallelFor(len(s), k.threads, elemGrain, func(i, j int) { clipF32(d[i:j], s[i:j], lo, hi) })
+		par.For(len(s), k.threads, elemGrain, func(i, j int) { vec.Clip(d[i:j], s[i:j], lo, hi) })
 	case hasLo && hasHi:
 		elemMap(k.threads, dst, x, func(v T) T {
 			if v < l {

@@ -5,6 +5,9 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -57,16 +60,16 @@ type deformShapes struct {
 // and mask (nil for none).
 func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes, ni, threads int) {
 	g := s.geom
-	nd, ks, os, cr := s.nd, g.kernelSize(), g.outSize(), s.corners
+	nd, ks, os, cr := s.nd, g.KernelSize(), g.OutSize(), s.corners
 	tab.resize(s.offsetGroups * ks * os * cr)
-	inStride := rowMajorStrides(g.in)
+	inStride := rowMajorStrides(g.In)
 	offImg := off[ni*s.offsetGroups*ks*nd*os:]
 	var maskImg []T
 	if mask != nil {
 		maskImg = mask[ni*s.offsetGroups*ks*os:]
 	}
 	rows := s.offsetGroups * ks
-	parallelFor(rows, threads, max(1, elementwiseGrain/max(os*cr, 1)), func(lo, hi int) {
+	par.For(rows, threads, max(1, par.Grain/max(os*cr, 1)), func(lo, hi int) {
 		kpos := make([]int, nd)
 		opos := make([]int, nd)
 		base := make([]int, nd)
@@ -74,8 +77,8 @@ func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes
 		for r := lo; r < hi; r++ {
 			kidx := r % ks
 			for d, rem := nd-1, kidx; d >= 0; d-- {
-				kpos[d] = rem % g.kernel[d]
-				rem /= g.kernel[d]
+				kpos[d] = rem % g.Kernel[d]
+				rem /= g.Kernel[d]
 			}
 			clear(opos)
 			for p := range os {
@@ -85,10 +88,10 @@ func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes
 				}
 				inside := true
 				for d := range nd {
-					pos := float64(opos[d]*g.strides[d]-g.padBegin[d]+kpos[d]*g.dilations[d]) +
+					pos := float64(opos[d]*g.Strides[d]-g.PadBegin[d]+kpos[d]*g.Dilations[d]) +
 						float64(offImg[(r*nd+d)*os+p])
 					// Both neighbours lie outside (this also catches NaN).
-					if !(pos > -1 && pos < float64(g.in[d])) {
+					if !(pos > -1 && pos < float64(g.In[d])) {
 						inside = false
 						break
 					}
@@ -109,7 +112,7 @@ func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes
 						} else {
 							cw *= 1 - frac[d]
 						}
-						if i < 0 || i >= g.in[d] {
+						if i < 0 || i >= g.In[d] {
 							idx = -1
 							break
 						}
@@ -123,7 +126,7 @@ func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes
 				}
 				for d := nd - 1; d >= 0; d-- {
 					opos[d]++
-					if opos[d] < g.out[d] {
+					if opos[d] < g.Out[d] {
 						break
 					}
 					opos[d] = 0
@@ -137,7 +140,7 @@ func deformFill[T floatElem](tab *deformTable[T], off, mask []T, s *deformShapes
 func deformForward[T floatElem](y, x, w, b, off, mask []T, s *deformShapes, tab *deformTable[T], sc *convScratch[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz, cr := g.kernelSize(), g.inSize(), g.outSize(), s.corners
+	ks, inSz, outSz, cr := g.KernelSize(), g.InSize(), g.OutSize(), s.corners
 	kc := cg * ks
 	perOG := s.c / s.offsetGroups
 	sc.reserve(threads)
@@ -145,7 +148,7 @@ func deformForward[T floatElem](y, x, w, b, off, mask []T, s *deformShapes, tab 
 		deformFill(tab, off, mask, s, ni, threads)
 		convRunItems(s.group, mg*outSz*kc, threads, func(gi, worker, inner int) {
 			cols := sc.get(worker, kc*outSz)
-			parallelFor(kc, inner, max(1, elementwiseGrain/max(outSz*cr, 1)), func(lo, hi int) {
+			par.For(kc, inner, max(1, par.Grain/max(outSz*cr, 1)), func(lo, hi int) {
 				for r := lo; r < hi; r++ {
 					cl, kidx := r/ks, r%ks
 					c := gi*cg + cl
@@ -178,10 +181,10 @@ func deformForward[T floatElem](y, x, w, b, off, mask []T, s *deformShapes, tab 
 				}
 			}
 			if mg <= 2 {
-				convThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
+				conv.ThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
 				return
 			}
-			gemm(mg, outSz, kc, 1, newMatrix(wg, kc, false), newMatrix(cols, outSz, false), beta, yg, outSz, inner)
+			gemm.Multiply(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), beta, yg, outSz, inner)
 		})
 	}
 }
@@ -210,7 +213,7 @@ func (k *deformConvKernel) shapes(x, w, off, b, mask *onnx.Tensor) (*deformShape
 		return nil, err
 	}
 	g := cs.geom
-	s := &deformShapes{convShapes: cs, nd: len(g.in)}
+	s := &deformShapes{convShapes: cs, nd: len(g.In)}
 	if s.nd > deformMaxDims {
 		return nil, network.Unsupportedf("DeformConv with %d spatial dimensions (at most %d)", s.nd, deformMaxDims)
 	}
@@ -219,8 +222,8 @@ func (k *deformConvKernel) shapes(x, w, off, b, mask *onnx.Tensor) (*deformShape
 		return nil, fmt.Errorf("offset_group %d must be positive and divide the %d input channels", k.offsetGroups, s.c)
 	}
 	s.offsetGroups = int(k.offsetGroups)
-	ks := g.kernelSize()
-	want := append([]int{s.n, s.offsetGroups * ks * s.nd}, g.out...)
+	ks := g.KernelSize()
+	want := append([]int{s.n, s.offsetGroups * ks * s.nd}, g.Out...)
 	if !slices.Equal(off.Shape, want) {
 		return nil, fmt.Errorf("offset has shape %v; want %v (N, offset_group*prod(kernel)*%d, output spatial sizes)", off.Shape, want, s.nd)
 	}
@@ -233,9 +236,9 @@ func (k *deformConvKernel) shapes(x, w, off, b, mask *onnx.Tensor) (*deformShape
 	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != s.m) {
 		return nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
 	}
-	if ks*(s.c/s.group) > convMaxElements/max(1, g.outSize()) ||
-		s.offsetGroups*ks*s.corners > convMaxElements/max(1, g.outSize()) {
-		return nil, fmt.Errorf("sampling buffers for kernel %v over output %v are too large", g.kernel, g.out)
+	if ks*(s.c/s.group) > convMaxElements/max(1, g.OutSize()) ||
+		s.offsetGroups*ks*s.corners > convMaxElements/max(1, g.OutSize()) {
+		return nil, fmt.Errorf("sampling buffers for kernel %v over output %v are too large", g.Kernel, g.Out)
 	}
 	return s, nil
 }
@@ -253,7 +256,7 @@ func (k *deformConvKernel) compute(x, w, off, b, mask *onnx.Tensor) (*onnx.Tenso
 	if err != nil {
 		return nil, err
 	}
-	out := k.out.tensor(x.Type, append([]int{s.n, s.m}, s.geom.out...))
+	out := k.out.tensor(x.Type, append([]int{s.n, s.m}, s.geom.Out...))
 	switch xd := x.Data.(type) {
 	case []float32:
 		deformForward(out.Data.([]float32), xd, w.Data.([]float32), extraData[float32](b), off.Data.([]float32),

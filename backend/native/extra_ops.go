@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -61,7 +62,7 @@ func (k *swigluKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 }
 
 func extraSwiGLU[T floatElem](dst, a, b []T, alpha float64, threads int) {
-	parallelFor(len(dst), threads, elementwiseGrain/8, func(lo, hi int) {
+	par.For(len(dst), threads, par.Grain/8, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			x := float64(a[i])
 			dst[i] = T(x * sigmoid(alpha*x) * float64(b[i]))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -89,7 +90,7 @@ func (k *causalConvKernel) compute(x, w, bias, past *onnx.Tensor) (*onnx.Tensor,
 	y := k.y.get(x.Len())
 	st := k.st32.get(nb * nc * (kk - 1))
 	h := kk - 1
-	parallelFor(nb*nc, k.threads, max(1, elementwiseGrain/max(1, nl*kk)), func(lo, hi int) {
+	par.For(nb*nc, k.threads, max(1, par.Grain/max(1, nl*kk)), func(lo, hi int) {
 		seq := make([]float32, h+nl)
 		for r := lo; r < hi; r++ {
 			c := r % nc
@@ -274,7 +275,7 @@ func (k *linearAttentionKernel) compute(q, key, v, past, decay, beta *onnx.Tenso
 		clear(st)
 	}
 	group := hq / hkv
-	parallelFor(nb*hkv, k.threads, max(1, elementwiseGrain/max(1, nt*dk*dv*(group+2))), func(lo, hi int) {
+	par.For(nb*hkv, k.threads, max(1, par.Grain/max(1, nt*dk*dv*(group+2))), func(lo, hi int) {
 		vt := make([]float32, dv)
 		for r := lo; r < hi; r++ {
 			bi, h := r/hkv, r%hkv

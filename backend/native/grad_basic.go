@@ -3,6 +3,8 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -232,7 +234,7 @@ func activationBackward[T floatElem](fn activation, dx, dy, x, y []T) {
 	switch fn {
 	case actRelu:
 		if d, ok := any(dx).([]float32); ok {
-			reluGradF32(d, any(dy).([]float32), any(x).([]float32))
+			vec.ReluGrad(d, any(dy).([]float32), any(x).([]float32))
 			return
 		}
 		for i, v := range x {
@@ -321,7 +323,7 @@ func matmulGradTyped[T floatElem](k *matmulGrad, g *gradState, p matmulPlan, gy 
 		gad := ga.Data.([]T)
 		for i := range p.aOffsets {
 			// dA (m x k) += dY (m x n) · Bᵀ (n x k)
-			gemm(m, kk, n, 1, newMatrix(gy[i*m*n:], n, false), newMatrix(bd[p.bOffsets[i]:], n, true), 1, gad[p.aOffsets[i]:], kk, k.threads)
+			gemm.Multiply(m, kk, n, 1, gemm.NewMatrix(gy[i*m*n:], n, false), gemm.NewMatrix(bd[p.bOffsets[i]:], n, true), 1, gad[p.aOffsets[i]:], kk, k.threads)
 		}
 		if err := g.add(k.a, ga); err != nil {
 			return err
@@ -332,7 +334,7 @@ func matmulGradTyped[T floatElem](k *matmulGrad, g *gradState, p matmulPlan, gy 
 		gbd := gbT.Data.([]T)
 		for i := range p.bOffsets {
 			// dB (k x n) += Aᵀ (k x m) · dY (m x n)
-			gemm(kk, n, m, 1, newMatrix(ad[p.aOffsets[i]:], kk, true), newMatrix(gy[i*m*n:], n, false), 1, gbd[p.bOffsets[i]:], n, k.threads)
+			gemm.Multiply(kk, n, m, 1, gemm.NewMatrix(ad[p.aOffsets[i]:], kk, true), gemm.NewMatrix(gy[i*m*n:], n, false), 1, gbd[p.bOffsets[i]:], n, k.threads)
 		}
 		if err := g.add(k.b, gbT); err != nil {
 			return err
@@ -393,10 +395,10 @@ func gemmGradTyped[T floatElem](k *gemmGrad, g *gradState, slots []onnx.Value, g
 		gad := ga.Data.([]T)
 		if !k.transA {
 			// dA (m x k) = alpha dY · op(B)ᵀ
-			gemm(m, kk, n, alpha, newMatrix(gyd, n, false), newMatrix(bd, b.Shape[1], !k.transB), 0, gad, kk, k.threads)
+			gemm.Multiply(m, kk, n, alpha, gemm.NewMatrix(gyd, n, false), gemm.NewMatrix(bd, b.Shape[1], !k.transB), 0, gad, kk, k.threads)
 		} else {
 			// A is k x m: dA = alpha op(B) · dYᵀ
-			gemm(kk, m, n, alpha, newMatrix(bd, b.Shape[1], k.transB), newMatrix(gyd, n, true), 0, gad, m, k.threads)
+			gemm.Multiply(kk, m, n, alpha, gemm.NewMatrix(bd, b.Shape[1], k.transB), gemm.NewMatrix(gyd, n, true), 0, gad, m, k.threads)
 		}
 		if err := g.add(k.a, ga); err != nil {
 			return err
@@ -407,10 +409,10 @@ func gemmGradTyped[T floatElem](k *gemmGrad, g *gradState, slots []onnx.Value, g
 		gbd := gbT.Data.([]T)
 		if !k.transB {
 			// dB (k x n) = alpha op(A)ᵀ · dY
-			gemm(kk, n, m, alpha, newMatrix(ad, a.Shape[1], !k.transA), newMatrix(gyd, n, false), 0, gbd, n, k.threads)
+			gemm.Multiply(kk, n, m, alpha, gemm.NewMatrix(ad, a.Shape[1], !k.transA), gemm.NewMatrix(gyd, n, false), 0, gbd, n, k.threads)
 		} else {
 			// B is n x k: dB = alpha dYᵀ · op(A)
-			gemm(n, kk, m, alpha, newMatrix(gyd, n, true), newMatrix(ad, a.Shape[1], k.transA), 0, gbd, kk, k.threads)
+			gemm.Multiply(n, kk, m, alpha, gemm.NewMatrix(gyd, n, true), gemm.NewMatrix(ad, a.Shape[1], k.transA), 0, gbd, kk, k.threads)
 		}
 		if err := g.add(k.b, gbT); err != nil {
 			return err

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -24,7 +26,7 @@ import (
 //	dW_g += X_g · im2col(dY_g)ᵀ
 //
 // with the forward's own geometry (checkConvShapes, transposeGeometry) and
-// rearrangements (convIm2col, convCol2im), so every attribute (strides,
+// rearrangements (conv.Im2col, conv.Col2im), so every attribute (strides,
 // pads, auto_pad, dilations, group, output_shape, output_padding) is
 // handled as the forward handles it. Groups are spread over goroutines
 // (each group owns its slices of dX and dW, the images of a group are
@@ -59,7 +61,7 @@ func gradConvWorkerCount(items, work, threads int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemmParallelMin {
+	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
 		return 1
 	}
 	return min(threads, items)
@@ -160,9 +162,9 @@ func (k *gradConvKernel) run(slots []onnx.Value, g *gradState) error {
 		return err
 	}
 	// The output's spatial size: Conv's geometry "out", ConvTranspose's "in".
-	outSp := s.geom.outSize()
+	outSp := s.geom.OutSize()
 	if k.transpose {
-		outSp = s.geom.inSize()
+		outSp = s.geom.InSize()
 	}
 	if gy.Len() != s.n*s.m*outSp {
 		return fmt.Errorf("output gradient of shape %v for an output of %d x %d x %d elements", gy.Shape, s.n, s.m, outSp)
@@ -256,9 +258,9 @@ func gradConvBias[T floatElem](db, dy []T, n, m, sp int) {
 func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]gradConvBufs[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 	kc := cg * ks
-	direct := g.convDirect()
+	direct := g.Direct()
 	colLen, dcolLen := 0, 0
 	if !direct {
 		if dw != nil {
@@ -280,21 +282,21 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 				cols := xg
 				if !direct {
 					cols = buf.cols
-					convIm2col(cols, xg, cg, g, inner)
+					conv.Im2col(cols, xg, cg, g, inner)
 				}
 				// dW_g (mg x kc) += dY_g (mg x outSz) · colsᵀ (outSz x kc)
-				gemm(mg, kc, outSz, 1, newMatrix(dyg, outSz, false), newMatrix(cols, outSz, true), 1, dw[gi*mg*kc:], kc, inner)
+				gemm.Multiply(mg, kc, outSz, 1, gemm.NewMatrix(dyg, outSz, false), gemm.NewMatrix(cols, outSz, true), 1, dw[gi*mg*kc:], kc, inner)
 			}
 			if dx != nil {
 				dxg := dx[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 				if direct {
 					// dX_g (cg x inSz) = W_gᵀ (kc x mg) · dY_g (mg x outSz)
-					gemm(kc, outSz, mg, 1, newMatrix(wg, kc, true), newMatrix(dyg, outSz, false), 0, dxg, outSz, inner)
+					gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, dxg, outSz, inner)
 					continue
 				}
-				gemm(kc, outSz, mg, 1, newMatrix(wg, kc, true), newMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
+				gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
 				clear(dxg)
-				convCol2im(dxg, buf.dcols, cg, g, inner)
+				conv.Col2im(dxg, buf.dcols, cg, g, inner)
 			}
 		}
 	})
@@ -307,7 +309,7 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 func gradConvTransposeBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]gradConvBufs[T], threads int) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.kernelSize(), g.outSize(), g.inSize()
+	ks, inSz, outSz := g.KernelSize(), g.OutSize(), g.InSize()
 	rows := mg * ks
 	work := s.n * cg * rows * inSz
 	ws := gradConvWorkers(bufs, gradConvWorkerCount(s.group, work, threads), rows*inSz, 0)
@@ -317,14 +319,14 @@ func gradConvTransposeBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes,
 		for ni := range s.n {
 			xg := x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 			dyg := dy[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
-			convIm2col(col, dyg, mg, g, inner)
+			conv.Im2col(col, dyg, mg, g, inner)
 			if dx != nil {
 				// dX_g (cg x inSz) = W_g (cg x rows) · col (rows x inSz)
-				gemm(cg, inSz, rows, 1, newMatrix(wg, rows, false), newMatrix(col, inSz, false), 0, dx[(ni*s.c+gi*cg)*inSz:], inSz, inner)
+				gemm.Multiply(cg, inSz, rows, 1, gemm.NewMatrix(wg, rows, false), gemm.NewMatrix(col, inSz, false), 0, dx[(ni*s.c+gi*cg)*inSz:], inSz, inner)
 			}
 			if dw != nil {
 				// dW_g (cg x rows) += X_g (cg x inSz) · colᵀ (inSz x rows)
-				gemm(cg, rows, inSz, 1, newMatrix(xg, inSz, false), newMatrix(col, inSz, true), 1, dw[gi*cg*rows:], rows, inner)
+				gemm.Multiply(cg, rows, inSz, 1, gemm.NewMatrix(xg, inSz, false), gemm.NewMatrix(col, inSz, true), 1, dw[gi*cg*rows:], rows, inner)
 			}
 		}
 	})

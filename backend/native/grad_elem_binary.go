@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -561,10 +562,10 @@ func swigluGradTyped[T floatElem](k *swigluGrad, g *gradState, gy []T, a *onnx.T
 		}
 		dt, direct := gelemOut(g, slot, scratch, t.Type, t.Shape)
 		d := dt.Data.([]T)
-		if len(d) < 2*elemGrain { // parallelFor would not split it
+		if len(d) < 2*elemGrain { // par.For would not split it
 			swigluGradRange(which, alpha, d, gy, ad, bd, 0, len(d))
 		} else {
-			parallelFor(len(d), k.threads, elemGrain, func(lo, hi int) { swigluGradRange(which, alpha, d, gy, ad, bd, lo, hi) })
+			par.For(len(d), k.threads, elemGrain, func(lo, hi int) { swigluGradRange(which, alpha, d, gy, ad, bd, lo, hi) })
 		}
 		if !direct {
 			if err := g.add(slot, dt); err != nil {

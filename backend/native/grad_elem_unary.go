@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -146,10 +147,10 @@ func (k *gelemUnary) run(slots []onnx.Value, g *gradState) error {
 
 func gelemUnaryApply[T floatElem](fn gelemFn, a, b float64, threads int, dx, dy, x, y []T) {
 	if len(dx) < 2*elemGrain {
-		gelemUnaryRange(fn, a, b, dx, dy, x, y) // parallelFor would not split it
+		gelemUnaryRange(fn, a, b, dx, dy, x, y) // par.For would not split it
 		return
 	}
-	parallelFor(len(dx), threads, elemGrain, func(lo, hi int) {
+	par.For(len(dx), threads, elemGrain, func(lo, hi int) {
 		gelemUnaryRange(fn, a, b, dx[lo:hi], dy[lo:hi], x[lo:hi], y[lo:hi])
 	})
 }

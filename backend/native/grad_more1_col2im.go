@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/conv"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -16,7 +18,7 @@ func (gb *gradBuilder) VisitCol2Im(op *ops.Col2Im) error {
 	threads := gb.e.threads
 	var scratch gradScratch
 	var geom *convGeom
-	var walker *convWindowWalker
+	var walker *conv.Walker
 	var lastImg, lastBlk []int64
 	return gb.set(func(slots []onnx.Value, g *gradState) error {
 		gy, xt, ok, err := gradShapeIO(slots, g, x, y)
@@ -43,12 +45,12 @@ func (gb *gradBuilder) VisitCol2Im(op *ops.Col2Im) error {
 			if err != nil {
 				return err
 			}
-			geom, walker = gm, newConvWindowWalker(gm)
+			geom, walker = gm, conv.NewWalker(gm)
 			lastImg, lastBlk = slices.Clone(img), slices.Clone(blk)
 		}
-		n, ks := xt.Shape[0], geom.kernelSize()
+		n, ks := xt.Shape[0], geom.KernelSize()
 		c := xt.Shape[1] / ks
-		imgSize, cols := c*geom.inSize(), c*ks*geom.outSize()
+		imgSize, cols := c*geom.InSize(), c*ks*geom.OutSize()
 		if gy.Len() != n*imgSize || xt.Len() != n*cols {
 			return fmt.Errorf("Col2Im gradient of shape %v for an input of %v", gy.Shape, xt.Shape)
 		}
@@ -66,18 +68,18 @@ func (gb *gradBuilder) VisitCol2Im(op *ops.Col2Im) error {
 // more1Im2col writes the columns of the n images of img (c channels each)
 // into col; small problems run serially on the kernel's walker, which
 // allocates nothing.
-func more1Im2col[T floatElem](col, img []T, n, c int, g *convGeom, w *convWindowWalker, threads int) {
-	ks, os, is := g.kernelSize(), g.outSize(), g.inSize()
+func more1Im2col[T floatElem](col, img []T, n, c int, g *convGeom, w *conv.Walker, threads int) {
+	ks, os, is := g.KernelSize(), g.OutSize(), g.InSize()
 	imgSize, cols := c*is, c*ks*os
 	for i := range n {
 		dst, src := col[i*cols:(i+1)*cols], img[i*imgSize:(i+1)*imgSize]
-		if threads > 1 && cols >= elementwiseGrain {
-			convIm2col(dst, src, c, g, threads)
+		if threads > 1 && cols >= par.Grain {
+			conv.Im2col(dst, src, c, g, threads)
 			continue
 		}
 		for r := range c * ks {
 			ch, kidx := r/ks, r%ks
-			convIm2colRowT(w, dst[r*os:(r+1)*os], src[ch*is:(ch+1)*is], kidx)
+			conv.Im2colRow(w, dst[r*os:(r+1)*os], src[ch*is:(ch+1)*is], kidx)
 		}
 	}
 }

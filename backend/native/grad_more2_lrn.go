@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -57,15 +58,15 @@ func (k *gradLRNKernel) run(slots []onnx.Value, g *gradState) error {
 }
 
 func gradLRN[T floatElem](k *gradLRNKernel, dx, t, x, dy []T, n, c, inner int) {
-	grain := max(1, elementwiseGrain/max(inner*k.fwd.size, 1))
+	grain := max(1, par.Grain/max(inner*k.fwd.size, 1))
 	if gradPoolChunks(n*c, k.threads, grain) <= 1 {
 		// One chunk: no goroutines, and no closure to allocate.
 		gradLRNDirect(k, dx, t, x, dy, c, inner, 0, n*c)
 		gradLRNWindows(k, dx, t, x, c, inner, 0, n*c)
 		return
 	}
-	parallelFor(n*c, k.threads, grain, func(lo, hi int) { gradLRNDirect(k, dx, t, x, dy, c, inner, lo, hi) })
-	parallelFor(n*c, k.threads, grain, func(lo, hi int) { gradLRNWindows(k, dx, t, x, c, inner, lo, hi) })
+	par.For(n*c, k.threads, grain, func(lo, hi int) { gradLRNDirect(k, dx, t, x, dy, c, inner, lo, hi) })
+	par.For(n*c, k.threads, grain, func(lo, hi int) { gradLRNWindows(k, dx, t, x, c, inner, lo, hi) })
 }
 
 // gradLRNDirect computes, for planes [lo, hi), the direct term dy S^-β

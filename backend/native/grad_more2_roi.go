@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -249,12 +250,12 @@ func gradRoiAlignRun[T floatElem](gk *gradRoiAlignKernel, dx, dr, src, dy []T, s
 		if dr != nil {
 			gradRoiAlignRois(k, dr[n*4:n*4+4], src[b*c*plane:(b+1)*c*plane], dy[n*c*bins:(n+1)*c*bins], samples, derivs, c, plane, perBin, count)
 		}
-		grain := max(1, elementwiseGrain/max(1, len(samples)*4))
+		grain := max(1, par.Grain/max(1, len(samples)*4))
 		if gradPoolChunks(c, k.threads, grain) <= 1 {
 			gradRoiAlignChannels(k, dx, src, dy, samples, n, b, c, plane, perBin, count, 0, c)
 			continue
 		}
-		parallelFor(c, k.threads, grain, func(lo, hi int) {
+		par.For(c, k.threads, grain, func(lo, hi int) {
 			gradRoiAlignChannels(k, dx, src, dy, samples, n, b, c, plane, perBin, count, lo, hi)
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -113,7 +114,7 @@ type gnormRows struct {
 func gnormRowsBackward[T floatElem](dx, x, dy []T, sp *gnormRows, threads int) {
 	inner, div, nf := sp.inner, max(sp.div, 1), len(sp.scale)
 	fin := float64(inner)
-	parallelFor(sp.rows, threads, max(1, elementwiseGrain/max(inner, 1)), func(lo, hi int) {
+	par.For(sp.rows, threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			src, gy := x[r*inner:(r+1)*inner], dy[r*inner:(r+1)*inner]
 			var mean float64
@@ -650,7 +651,7 @@ type gnormBatch struct {
 func gnormBatchBackward[T floatElem](dx, x, dy []T, sp *gnormBatch, threads int) {
 	n, nf, inner := sp.n, sp.features, sp.inner
 	m := float64(n * inner)
-	parallelFor(nf, threads, max(1, elementwiseGrain/max(n*inner, 1)), func(lo, hi int) {
+	par.For(nf, threads, max(1, par.Grain/max(n*inner, 1)), func(lo, hi int) {
 		for f := lo; f < hi; f++ {
 			mean := sp.mean[f]
 			if sp.training {

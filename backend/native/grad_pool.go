@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -29,7 +30,7 @@ import (
 // window walker is allocated before any goroutine starts.
 
 // gradPoolChunks is how many goroutines gradPoolParallel uses for n items
-// of at least minChunk each (as parallelFor decides).
+// of at least minChunk each (as par.For decides).
 func gradPoolChunks(n, threads, minChunk int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -69,13 +70,13 @@ type gradPoolWalker struct {
 }
 
 func (w *gradPoolWalker) reset(pl *poolPlan) {
-	n := len(pl.g.in)
+	n := len(pl.g.In)
 	w.pl = pl
 	if cap(w.start) < n {
 		w.start, w.pos, w.opos = make([]int, n), make([]int, n), make([]int, n)
 	}
 	w.start, w.pos, w.opos = w.start[:n], w.pos[:n], w.opos[:n]
-	if ks := pl.g.kernelSize(); cap(w.offs) < ks {
+	if ks := pl.g.KernelSize(); cap(w.offs) < ks {
 		w.offs = make([]int, 0, ks)
 	}
 	clear(w.opos)
@@ -85,9 +86,9 @@ func (w *gradPoolWalker) reset(pl *poolPlan) {
 // forward's divisor for average pooling.
 func (w *gradPoolWalker) window() int {
 	g := w.pl.g
-	n := len(g.in)
+	n := len(g.In)
 	for d := range n {
-		w.start[d] = w.opos[d]*g.strides[d] - g.padBegin[d]
+		w.start[d] = w.opos[d]*g.Strides[d] - g.PadBegin[d]
 		w.pos[d] = 0
 	}
 	w.offs = w.offs[:0]
@@ -95,10 +96,10 @@ func (w *gradPoolWalker) window() int {
 	for {
 		inside, insidePad, off := true, true, 0
 		for d := range n {
-			i := w.start[d] + w.pos[d]*g.dilations[d]
-			if i < 0 || i >= g.in[d] {
+			i := w.start[d] + w.pos[d]*g.Dilations[d]
+			if i < 0 || i >= g.In[d] {
 				inside = false
-				if i < -g.padBegin[d] || i >= g.in[d]+g.padEnd[d] {
+				if i < -g.PadBegin[d] || i >= g.In[d]+g.PadEnd[d] {
 					insidePad = false
 				}
 			} else {
@@ -114,7 +115,7 @@ func (w *gradPoolWalker) window() int {
 		d := n - 1
 		for ; d >= 0; d-- {
 			w.pos[d]++
-			if w.pos[d] < g.kernel[d] {
+			if w.pos[d] < g.Kernel[d] {
 				break
 			}
 			w.pos[d] = 0
@@ -132,9 +133,9 @@ func (w *gradPoolWalker) window() int {
 // next advances the output position; false after the last one.
 func (w *gradPoolWalker) next() bool {
 	g := w.pl.g
-	for d := len(g.out) - 1; d >= 0; d-- {
+	for d := len(g.Out) - 1; d >= 0; d-- {
 		w.opos[d]++
-		if w.opos[d] < g.out[d] {
+		if w.opos[d] < g.Out[d] {
 			return true
 		}
 		w.opos[d] = 0
@@ -217,8 +218,8 @@ func (k *gradPoolKernel) run(slots []onnx.Value, g *gradState) error {
 		k.pl, k.lastX = pl, append(k.lastX[:0], x.Shape...)
 	}
 	pl := k.pl
-	if gy.Len() != pl.planes*pl.g.outSize() {
-		return fmt.Errorf("output gradient of shape %v for %d planes of %v", gy.Shape, pl.planes, pl.g.out)
+	if gy.Len() != pl.planes*pl.g.OutSize() {
+		return fmt.Errorf("output gradient of shape %v for %d planes of %v", gy.Shape, pl.planes, pl.g.Out)
 	}
 	var y *onnx.Tensor
 	if k.fwd.mode == poolLp {
@@ -226,7 +227,7 @@ func (k *gradPoolKernel) run(slots []onnx.Value, g *gradState) error {
 			return err
 		}
 	}
-	chunks := gradPoolChunks(pl.planes, k.threads, max(1, elementwiseGrain/max(1, pl.g.outSize()*pl.g.kernelSize())))
+	chunks := gradPoolChunks(pl.planes, k.threads, max(1, par.Grain/max(1, pl.g.OutSize()*pl.g.KernelSize())))
 	for len(k.walkers) < chunks {
 		k.walkers = append(k.walkers, gradPoolWalker{})
 	}
@@ -256,7 +257,7 @@ func gradPoolBackward[T floatElem](k *gradPoolKernel, chunks int, dx, x, y, dy [
 		return
 	}
 	pl := k.pl
-	inSz, outSz := pl.g.inSize(), pl.g.outSize()
+	inSz, outSz := pl.g.InSize(), pl.g.OutSize()
 	mode, p := k.fwd.mode, k.fwd.p
 	gradPoolParallel(pl.planes, chunks, func(chunk, lo, hi int) {
 		w := &k.walkers[chunk]
@@ -403,7 +404,7 @@ func (k *gradGlobalPoolKernel) run(slots []onnx.Value, g *gradState) error {
 }
 
 func gradGlobalPool[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, planes, inner int) {
-	parallelFor(planes, k.threads, max(1, elementwiseGrain/max(inner, 1)), func(lo, hi int) {
+	par.For(planes, k.threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			src, dst := x[pl*inner:(pl+1)*inner], dx[pl*inner:(pl+1)*inner]
 			if inner == 0 {

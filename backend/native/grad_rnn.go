@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -421,7 +422,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 
 		// Replay the forward pass, recording the tape.
 		if SB > 0 {
-			gemm(SB, GH, I, T(1), newMatrix(xs, I, false), newMatrix(wd, I, true), T(0), xw, GH, threads)
+			gemm.Multiply(SB, GH, I, T(1), gemm.NewMatrix(xs, I, false), gemm.NewMatrix(wd, I, true), T(0), xw, GH, threads)
 		}
 		clear(hPrev)
 		clear(aux)
@@ -440,7 +441,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 			}
 		}
 		for s := range S {
-			gemm(B, hrCols, H, T(1), newMatrix(hState, H, false), newMatrix(rd, H, true), T(0), hr, hrCols, threads)
+			gemm.Multiply(B, hrCols, H, T(1), gemm.NewMatrix(hState, H, false), gemm.NewMatrix(rd, H, true), T(0), hr, hrCols, threads)
 			if gruSplit {
 				clear(rhStep)
 			}
@@ -528,7 +529,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 			if !gruSplit {
 				continue
 			}
-			gemm(B, H, H, T(1), newMatrix(rhStep, H, false), newMatrix(rd[2*H*H:], H, true), T(0), rhR, H, threads)
+			gemm.Multiply(B, H, H, T(1), gemm.NewMatrix(rhStep, H, false), gemm.NewMatrix(rd[2*H*H:], H, true), T(0), rhR, H, threads)
 			for b := range B {
 				if s >= lens[b] {
 					continue
@@ -653,7 +654,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 			}
 			if gruSplit {
 				// d(r ⊙ H(t-1)) = dAh·Rh
-				gemm(B, H, H, T(1), newMatrix(dGs[2*H:], GH, false), newMatrix(rd[2*H*H:], H, false), T(0), dRh, H, threads)
+				gemm.Multiply(B, H, H, T(1), gemm.NewMatrix(dGs[2*H:], GH, false), gemm.NewMatrix(rd[2*H*H:], H, false), T(0), dRh, H, threads)
 				for b := range B {
 					if s >= lens[b] {
 						continue
@@ -671,7 +672,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 					}
 				}
 			}
-			gemm(B, H, hrCols, T(1), newMatrix(dGs, GH, false), newMatrix(rd, H, false), T(0), dHp, H, threads)
+			gemm.Multiply(B, H, hrCols, T(1), gemm.NewMatrix(dGs, GH, false), gemm.NewMatrix(rd, H, false), T(0), dHp, H, threads)
 			for b := range B {
 				if s >= lens[b] {
 					continue
@@ -711,18 +712,18 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 		}
 		if dw != nil {
 			// dW (GH x I) = dGXᵀ · X
-			gemm(GH, I, SB, T(1), newMatrix(dGX, GH, true), newMatrix(xs, I, false), T(0), dw[d*GH*I:], I, threads)
+			gemm.Multiply(GH, I, SB, T(1), gemm.NewMatrix(dGX, GH, true), gemm.NewMatrix(xs, I, false), T(0), dw[d*GH*I:], I, threads)
 		}
 		if dxs != nil {
 			// dX (SB x I) += dGX · W
-			gemm(SB, I, GH, T(1), newMatrix(dGX, GH, false), newMatrix(wd, I, false), T(1), dxs, I, threads)
+			gemm.Multiply(SB, I, GH, T(1), gemm.NewMatrix(dGX, GH, false), gemm.NewMatrix(wd, I, false), T(1), dxs, I, threads)
 		}
 		if dr != nil {
 			drd := dr[d*GH*H:]
 			// dR (GH x H) = dGRᵀ · H(t-1); GRU's Rh multiplies r ⊙ H(t-1).
-			gemm(hrCols, H, SB, T(1), newMatrix(dGR, GH, true), newMatrix(hPrev, H, false), T(0), drd, H, threads)
+			gemm.Multiply(hrCols, H, SB, T(1), gemm.NewMatrix(dGR, GH, true), gemm.NewMatrix(hPrev, H, false), T(0), drd, H, threads)
 			if gruSplit {
-				gemm(H, H, SB, T(1), newMatrix(dGX[2*H:], GH, true), newMatrix(aux, H, false), T(0), drd[2*H*H:], H, threads)
+				gemm.Multiply(H, H, SB, T(1), gemm.NewMatrix(dGX[2*H:], GH, true), gemm.NewMatrix(aux, H, false), T(0), drd[2*H*H:], H, threads)
 			}
 		}
 		if db != nil {

@@ -163,7 +163,7 @@ func TestTrainMLPLossFallsAndHeapStaysFlat(t *testing.T) {
 	// it costs no more allocations than Inference, which returns the same
 	// copies of the outputs. The forward kernels still allocate a few
 	// small plans per step (broadcast walks, MatMul plans, closures for
-	// parallelFor); they are bounded by count and, with every buffer
+	// par.For); they are bounded by count and, with every buffer
 	// reused, by bytes: re-allocating a single activation or gradient of
 	// this network (64x32 floats, 8 KiB) would exceed the byte bound.
 	backprop := func() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -232,7 +233,7 @@ func gridSampleRun[W float32 | float64](k *gridSampleKernel, dst, src []W, inSha
 	strides := rowMajorStrides(spatial)
 	inBlock := onnx.NumElements(spatial)
 	points := onnx.NumElements(outShape[2:])
-	parallelFor(n*points, k.threads, max(1, elementwiseGrain/max(1, 4*c)), func(lo, hi int) {
+	par.For(n*points, k.threads, max(1, par.Grain/max(1, 4*c)), func(lo, hi int) {
 		var taps, axis []gridTap
 		for np := lo; np < hi; np++ {
 			b, p := np/points, np%points

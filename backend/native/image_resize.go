@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -586,7 +587,7 @@ func resizeSeparable[W float32 | float64, S resizeScratch[W]](dst, src []W, shap
 func resizePass[W float32 | float64](dst, src []W, outer, inLen, inner int, ax *resizeAxis, threads int) {
 	n, outLen := ax.n, ax.out
 	rows := outer * outLen
-	parallelFor(rows, threads, max(1, elementwiseGrain/max(1, inner*n)), func(lo, hi int) {
+	par.For(rows, threads, max(1, par.Grain/max(1, inner*n)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			o, j := r/outLen, r%outLen
 			base := o * inLen * inner
@@ -701,7 +702,7 @@ func resizeGather[T any](dst []T, srcAny, extAny any, inShape []int, plan []resi
 	last := plan[rank-1]
 	rowLen := last.out
 	rows := len(dst) / rowLen
-	parallelFor(rows, threads, max(1, elementwiseGrain/rowLen), func(lo, hi int) {
+	par.For(rows, threads, max(1, par.Grain/rowLen), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			base, outside, rem := 0, false, r
 			for a := rank - 2; a >= 0; a-- {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -142,7 +143,7 @@ func roiAlignRun[W float32 | float64](k *roiAlignKernel, dst, src []W, shape []i
 		}
 		perBin := gridH * gridW
 		b := int(bi[n])
-		parallelFor(c, k.threads, max(1, elementwiseGrain/max(1, len(samples)*4)), func(lo, hi int) {
+		par.For(c, k.threads, max(1, par.Grain/max(1, len(samples)*4)), func(lo, hi int) {
 			for ch := lo; ch < hi; ch++ {
 				p := src[(b*c+ch)*plane : (b*c+ch+1)*plane]
 				o := dst[(n*c+ch)*k.outH*k.outW : (n*c+ch+1)*k.outH*k.outW]

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -123,13 +124,13 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 func batchedGemm[T floatElem](p matmulPlan, a, b, c []T, threads int) {
 	batches := len(p.aOffsets)
 	one := func(i, threads int) {
-		gemm(p.m, p.n, p.k, 1, newMatrix(a[p.aOffsets[i]:], p.k, false), newMatrix(b[p.bOffsets[i]:], p.n, false),
+		gemm.Multiply(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
 			0, c[i*p.m*p.n:], p.n, threads)
 	}
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	tiles := ((p.m + gemmMC - 1) / gemmMC) * ((p.n + gemmNC - 1) / gemmNC)
+	tiles := gemm.Tiles(p.m, p.n)
 	if batches == 1 || threads == 1 || tiles >= threads {
 		for i := range batches {
 			one(i, threads)
@@ -151,7 +152,7 @@ func batchedGemm[T floatElem](p matmulPlan, a, b, c []T, threads int) {
 
 func batchedGemmSimple[T numeric](p matmulPlan, a, b, c []T) {
 	for i := range p.aOffsets {
-		gemmSimple(p.m, p.n, p.k, 1, a[p.aOffsets[i]:], p.k, false, b[p.bOffsets[i]:], p.n, false, 0, c[i*p.m*p.n:], p.n)
+		gemm.MultiplySimple(p.m, p.n, p.k, 1, a[p.aOffsets[i]:], p.k, false, b[p.bOffsets[i]:], p.n, false, 0, c[i*p.m*p.n:], p.n)
 	}
 }
 
@@ -208,9 +209,9 @@ func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
 	}
 	switch ad := a.Data.(type) {
 	case []float32:
-		gemm(m, n, ka, k.alpha, newMatrix(ad, lda, k.transA), newMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads)
+		gemm.Multiply(m, n, ka, k.alpha, gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads)
 	case []float64:
-		gemm(m, n, ka, float64(k.alpha), newMatrix(ad, lda, k.transA), newMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads)
+		gemm.Multiply(m, n, ka, float64(k.alpha), gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
@@ -218,18 +219,18 @@ func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
 		if beta != 0 {
 			widenToFloat32(wout, out.Data)
 		}
-		gemm(m, n, ka, k.alpha, newMatrix(wa, lda, k.transA), newMatrix(wb, ldb, k.transB), beta, wout, n, k.threads)
+		gemm.Multiply(m, n, ka, k.alpha, gemm.NewMatrix(wa, lda, k.transA), gemm.NewMatrix(wb, ldb, k.transB), beta, wout, n, k.threads)
 		if err := narrowFromFloat32(out.Data, wout); err != nil {
 			return nil, err
 		}
 	case []int32:
-		gemmSimple(m, n, ka, int32(k.alpha), ad, lda, k.transA, b.Data.([]int32), ldb, k.transB, int32(beta), out.Data.([]int32), n)
+		gemm.MultiplySimple(m, n, ka, int32(k.alpha), ad, lda, k.transA, b.Data.([]int32), ldb, k.transB, int32(beta), out.Data.([]int32), n)
 	case []int64:
-		gemmSimple(m, n, ka, int64(k.alpha), ad, lda, k.transA, b.Data.([]int64), ldb, k.transB, int64(beta), out.Data.([]int64), n)
+		gemm.MultiplySimple(m, n, ka, int64(k.alpha), ad, lda, k.transA, b.Data.([]int64), ldb, k.transB, int64(beta), out.Data.([]int64), n)
 	case []uint32:
-		gemmSimple(m, n, ka, uint32(k.alpha), ad, lda, k.transA, b.Data.([]uint32), ldb, k.transB, uint32(beta), out.Data.([]uint32), n)
+		gemm.MultiplySimple(m, n, ka, uint32(k.alpha), ad, lda, k.transA, b.Data.([]uint32), ldb, k.transB, uint32(beta), out.Data.([]uint32), n)
 	case []uint64:
-		gemmSimple(m, n, ka, uint64(k.alpha), ad, lda, k.transA, b.Data.([]uint64), ldb, k.transB, uint64(beta), out.Data.([]uint64), n)
+		gemm.MultiplySimple(m, n, ka, uint64(k.alpha), ad, lda, k.transA, b.Data.([]uint64), ldb, k.transB, uint64(beta), out.Data.([]uint64), n)
 	default:
 		return nil, network.Unsupportedf("Gemm of %v tensors", a.Type)
 	}

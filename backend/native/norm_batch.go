@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -142,13 +144,13 @@ func batchStats(x *onnx.Tensor, n, features, inner int) ([]float64, []float64, e
 // scaleShiftPlanes writes y = x*a[f] + b[f] for X seen as [n, features,
 // inner], planes spread over goroutines.
 func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner, threads int) {
-	parallelFor(n*features, threads, max(1, elementwiseGrain/max(inner, 1)), func(lo, hi int) {
+	par.For(n*features, threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			f := p % features
 			av, bv := T(a[f]), T(b[f])
 			src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
 			if s, ok := any(src).([]float32); ok {
-				scaleShiftF32(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
+				vec.ScaleShift(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
 				continue
 			}
 			for i, v := range src {

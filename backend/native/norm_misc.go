@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -52,7 +53,7 @@ func (k *lrnKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 func lrn[T floatElem](k *lrnKernel, y, x []T, n, c, inner int) {
 	before, after := (k.size-1)/2, k.size-1-(k.size-1)/2
 	coef := k.alpha / float64(k.size)
-	parallelFor(n*c, k.threads, max(1, elementwiseGrain/max(inner*k.size, 1)), func(lo, hi int) {
+	par.For(n*c, k.threads, max(1, par.Grain/max(inner*k.size, 1)), func(lo, hi int) {
 		for p := lo; p < hi; p++ {
 			img, ch := p/c, p%c
 			c0, c1 := max(0, ch-before), min(c-1, ch+after)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 )
@@ -37,7 +38,7 @@ func normRows[T floatElem](y, x []T, sp *normRowsSpec, threads int) {
 	inner := sp.inner
 	sc, bs, div := sp.aff.scale, sp.aff.bias, max(sp.aff.div, 1)
 	nf := len(sc)
-	parallelFor(sp.rows, threads, max(1, elementwiseGrain/max(inner, 1)), func(lo, hi int) {
+	par.For(sp.rows, threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			src, dst := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
 			var mean float64

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -72,10 +73,10 @@ func (k *poolKernel) plan(x *onnx.Tensor) (*poolPlan, []int, error) {
 		return nil, nil, err
 	}
 	planes := x.Shape[0] * x.Shape[1]
-	if err := g.checkOutput(planes); err != nil {
+	if err := checkConvOutput(g, planes); err != nil {
 		return nil, nil, err
 	}
-	shape := append([]int{x.Shape[0], x.Shape[1]}, g.out...)
+	shape := append([]int{x.Shape[0], x.Shape[1]}, g.Out...)
 	return &poolPlan{g: g, planes: planes, inStride: rowMajorStrides(in), countPad: k.countPad}, shape, nil
 }
 
@@ -133,7 +134,7 @@ type poolWindow struct {
 }
 
 func newPoolWindow(pl *poolPlan) *poolWindow {
-	n := len(pl.g.in)
+	n := len(pl.g.In)
 	return &poolWindow{pl: pl, start: make([]int, n), pos: make([]int, n), opos: make([]int, n)}
 }
 
@@ -143,19 +144,19 @@ func newPoolWindow(pl *poolPlan) *poolWindow {
 // count of window elements inside the padded extent.
 func (w *poolWindow) visit(fn func(off int)) int {
 	g := w.pl.g
-	n := len(g.in)
+	n := len(g.In)
 	for d := range n {
-		w.start[d] = w.opos[d]*g.strides[d] - g.padBegin[d]
+		w.start[d] = w.opos[d]*g.Strides[d] - g.PadBegin[d]
 		w.pos[d] = 0
 	}
 	visited, padded := 0, 0
 	for {
 		inside, insidePad, off := true, true, 0
 		for d := range n {
-			i := w.start[d] + w.pos[d]*g.dilations[d]
-			if i < 0 || i >= g.in[d] {
+			i := w.start[d] + w.pos[d]*g.Dilations[d]
+			if i < 0 || i >= g.In[d] {
 				inside = false
-				if i < -g.padBegin[d] || i >= g.in[d]+g.padEnd[d] {
+				if i < -g.PadBegin[d] || i >= g.In[d]+g.PadEnd[d] {
 					insidePad = false
 				}
 			} else {
@@ -172,7 +173,7 @@ func (w *poolWindow) visit(fn func(off int)) int {
 		d := n - 1
 		for ; d >= 0; d-- {
 			w.pos[d]++
-			if w.pos[d] < g.kernel[d] {
+			if w.pos[d] < g.Kernel[d] {
 				break
 			}
 			w.pos[d] = 0
@@ -190,9 +191,9 @@ func (w *poolWindow) visit(fn func(off int)) int {
 // next advances the output position; false after the last one.
 func (w *poolWindow) next() bool {
 	g := w.pl.g
-	for d := len(g.out) - 1; d >= 0; d-- {
+	for d := len(g.Out) - 1; d >= 0; d-- {
 		w.opos[d]++
-		if w.opos[d] < g.out[d] {
+		if w.opos[d] < g.Out[d] {
 			return true
 		}
 		w.opos[d] = 0
@@ -203,16 +204,16 @@ func (w *poolWindow) next() bool {
 // poolIndex converts a flat row-major spatial offset into the MaxPool
 // index of the storage order, including the plane offset.
 func (pl *poolPlan) poolIndex(plane, off int, colMajor bool) int64 {
-	inSz := pl.g.inSize()
+	inSz := pl.g.InSize()
 	if !colMajor {
 		return int64(plane*inSz + off)
 	}
 	// Column-major: the first spatial dimension varies fastest.
 	idx, step := 0, 1
-	for d := range pl.g.in {
-		c := off / pl.inStride[d] % pl.g.in[d]
+	for d := range pl.g.In {
+		c := off / pl.inStride[d] % pl.g.In[d]
 		idx += c * step
-		step *= pl.g.in[d]
+		step *= pl.g.In[d]
 	}
 	return int64(plane*inSz + idx)
 }
@@ -226,9 +227,9 @@ func poolRun[T floatElem](k *poolKernel, pl *poolPlan, y, x []T, idx []int64) {
 		poolMaxRun(k, pl, y, x, idx)
 		return
 	}
-	inSz, outSz := pl.g.inSize(), pl.g.outSize()
+	inSz, outSz := pl.g.InSize(), pl.g.OutSize()
 	p := float64(k.p)
-	parallelFor(pl.planes, k.threads, max(1, elementwiseGrain/max(1, outSz*pl.g.kernelSize())), func(lo, hi int) {
+	par.For(pl.planes, k.threads, max(1, par.Grain/max(1, outSz*pl.g.KernelSize())), func(lo, hi int) {
 		w := newPoolWindow(pl)
 		for plane := lo; plane < hi; plane++ {
 			src := x[plane*inSz : (plane+1)*inSz]
@@ -271,9 +272,9 @@ func poolMaxRun[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan,
 	if pool2D(k, pl, y, x, idx) {
 		return
 	}
-	inSz, outSz := pl.g.inSize(), pl.g.outSize()
+	inSz, outSz := pl.g.InSize(), pl.g.OutSize()
 	colMajor := k.storageOrder == 1
-	parallelFor(pl.planes, k.threads, max(1, elementwiseGrain/max(1, outSz*pl.g.kernelSize())), func(lo, hi int) {
+	par.For(pl.planes, k.threads, max(1, par.Grain/max(1, outSz*pl.g.KernelSize())), func(lo, hi int) {
 		w := newPoolWindow(pl)
 		for plane := lo; plane < hi; plane++ {
 			src := x[plane*inSz : (plane+1)*inSz]

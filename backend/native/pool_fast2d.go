@@ -1,6 +1,10 @@
 package native
 
-import "math"
+import (
+	"math"
+
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+)
 
 // One- and two-dimensional MaxPool and AveragePool without the general N-D window
 // walk: per output row and column the valid kernel range is computed once,
@@ -16,8 +20,8 @@ type poolAxis struct{ lo, hi, start, pad int }
 
 // poolAxisTable computes the ranges of every output coordinate of axis d.
 func poolAxisTable(g *convGeom, d int) []poolAxis {
-	t := make([]poolAxis, g.out[d])
-	in, k, s, dil, pb, pe := g.in[d], g.kernel[d], g.strides[d], g.dilations[d], g.padBegin[d], g.padEnd[d]
+	t := make([]poolAxis, g.Out[d])
+	in, k, s, dil, pb, pe := g.In[d], g.Kernel[d], g.Strides[d], g.Dilations[d], g.PadBegin[d], g.PadEnd[d]
 	for o := range t {
 		start := o*s - pb
 		a := poolAxis{start: start}
@@ -42,9 +46,9 @@ func poolAxisTable(g *convGeom, d int) []poolAxis {
 // so 1-D pooling takes the same fast path.
 func as2D(g *convGeom) *convGeom {
 	return &convGeom{
-		in: []int{1, g.in[0]}, kernel: []int{1, g.kernel[0]}, out: []int{1, g.out[0]},
-		strides: []int{1, g.strides[0]}, dilations: []int{1, g.dilations[0]},
-		padBegin: []int{0, g.padBegin[0]}, padEnd: []int{0, g.padEnd[0]},
+		In: []int{1, g.In[0]}, Kernel: []int{1, g.Kernel[0]}, Out: []int{1, g.Out[0]},
+		Strides: []int{1, g.Strides[0]}, Dilations: []int{1, g.Dilations[0]},
+		PadBegin: []int{0, g.PadBegin[0]}, PadEnd: []int{0, g.PadEnd[0]},
 	}
 }
 
@@ -63,7 +67,7 @@ func newPoolFast2D(mode poolMode, g *convGeom) (poolFast2D, bool) {
 	if mode != poolMax && mode != poolAvg {
 		return poolFast2D{}, false
 	}
-	switch len(g.in) {
+	switch len(g.In) {
 	case 1:
 		g = as2D(g)
 	case 2:
@@ -71,7 +75,7 @@ func newPoolFast2D(mode poolMode, g *convGeom) (poolFast2D, bool) {
 		return poolFast2D{}, false
 	}
 	return poolFast2D{g: g, rows: poolAxisTable(g, 0), cols: poolAxisTable(g, 1),
-		H: g.in[0], W: g.in[1], OH: g.out[0], OW: g.out[1], dh: g.dilations[0], dw: g.dilations[1]}, true
+		H: g.In[0], W: g.In[1], OH: g.Out[0], OW: g.Out[1], dh: g.Dilations[0], dw: g.Dilations[1]}, true
 }
 
 // pool2D reports whether the fast path applies (1-D or 2-D MaxPool or
@@ -85,8 +89,8 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	colMajor := k.storageOrder == 1
 	work := pl.planes * OH
-	grain := max(1, elementwiseGrain/max(1, OW*g.kernelSize()))
-	parallelFor(work, k.threads, grain, func(lo, hi int) {
+	grain := max(1, par.Grain/max(1, OW*g.KernelSize()))
+	par.For(work, k.threads, grain, func(lo, hi int) {
 		for task := lo; task < hi; task++ {
 			plane, oh := task/OH, task%OH
 			src := x[plane*H*W : (plane+1)*H*W]

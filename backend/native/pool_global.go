@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -57,7 +58,7 @@ func (k *globalPoolKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 
 func globalPool[T floatElem](k *globalPoolKernel, y, x []T, planes, inner int) {
 	p := float64(k.p)
-	parallelFor(planes, k.threads, max(1, elementwiseGrain/max(inner, 1)), func(lo, hi int) {
+	par.For(planes, k.threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
 		for pl := lo; pl < hi; pl++ {
 			src := x[pl*inner : (pl+1)*inner]
 			switch k.mode {

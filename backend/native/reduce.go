@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -216,7 +217,7 @@ func reduceWalk[T numeric, A reduceAcc](p *reducePlan, fold reduceFold, src []T,
 			chunks = min(inner/4096, max(threads, 1))
 		}
 		perTask := max(1, inner/chunks*p.count)
-		parallelFor(rows*chunks, threads, max(1, elementwiseGrain/perTask), func(lo, hi int) {
+		par.For(rows*chunks, threads, max(1, par.Grain/perTask), func(lo, hi int) {
 			for t := lo; t < hi; t++ {
 				row, c := t/chunks, t%chunks
 				a, b := c*inner/chunks, (c+1)*inner/chunks
@@ -233,7 +234,7 @@ func reduceWalk[T numeric, A reduceAcc](p *reducePlan, fold reduceFold, src []T,
 		})
 		return
 	}
-	parallelFor(p.outLen, threads, max(1, elementwiseGrain/p.count), func(lo, hi int) {
+	par.For(p.outLen, threads, max(1, par.Grain/p.count), func(lo, hi int) {
 		for o := lo; o < hi; o++ {
 			base := reduceOffsetOf(o, p.keptDims, p.keptStrides)
 			a := acc[o]

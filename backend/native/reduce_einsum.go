@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -347,7 +348,7 @@ func einsumPairGemm[T floatElem](a, b einsumOperand[T], needed func(int) bool, s
 	}
 	c := make([]T, B*M*N)
 	for bi := range B {
-		gemm(M, N, K, 1, newMatrix(pa[bi*M*K:], K, false), newMatrix(pb[bi*K*N:], N, false), 0, c[bi*M*N:], N, threads)
+		gemm.Multiply(M, N, K, 1, gemm.NewMatrix(pa[bi*M*K:], K, false), gemm.NewMatrix(pb[bi*K*N:], N, false), 0, c[bi*M*N:], N, threads)
 	}
 	return einsumOperand[T]{data: c, shape: shape, labels: labels}
 }

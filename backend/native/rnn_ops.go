@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -537,7 +538,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, x, w, r, b
 		}
 		// Input projections of every step: xw = X·Wᵀ, [S*B, GH].
 		if S*B > 0 {
-			gemm(S*B, GH, I, T(1), newMatrix(x, I, false), newMatrix(wd, I, true), T(0), xw, GH, threads)
+			gemm.Multiply(S*B, GH, I, T(1), gemm.NewMatrix(x, I, false), gemm.NewMatrix(wd, I, true), T(0), xw, GH, threads)
 		}
 		for b := range B {
 			if h0 != nil {
@@ -559,7 +560,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, x, w, r, b
 			hrCols = 2 * H
 		}
 		for s := range S {
-			gemm(B, hrCols, H, T(1), newMatrix(hState, H, false), newMatrix(rd, H, true), T(0), hr, hrCols, threads)
+			gemm.Multiply(B, hrCols, H, T(1), gemm.NewMatrix(hState, H, false), gemm.NewMatrix(rd, H, true), T(0), hr, hrCols, threads)
 			if gruSplit {
 				clear(rh)
 			}
@@ -614,7 +615,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, x, w, r, b
 			if !gruSplit {
 				continue
 			}
-			gemm(B, H, H, T(1), newMatrix(rh, H, false), newMatrix(rd[2*H*H:], H, true), T(0), rhR, H, threads)
+			gemm.Multiply(B, H, H, T(1), gemm.NewMatrix(rh, H, false), gemm.NewMatrix(rd[2*H*H:], H, true), T(0), rhR, H, threads)
 			for b := range B {
 				if s >= pr.lens[b] {
 					continue

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 )
@@ -108,7 +109,7 @@ func shapeMoveTyped[T any](spec *shapeMoveSpec, dst []T, srcAny any) error {
 	switch spec.kind {
 	case shapeGather:
 		threads := max(spec.threads, 1)
-		parallelFor(len(spec.offs), threads, max(1, elementwiseGrain/max(b, 1)), func(lo, hi int) {
+		par.For(len(spec.offs), threads, max(1, par.Grain/max(b, 1)), func(lo, hi int) {
 			if b == 1 {
 				for k, o := range spec.offs[lo:hi] {
 					dst[lo+k] = src[o]

@@ -3,6 +3,8 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/fft"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -76,7 +78,7 @@ type dftKernel struct {
 	inverse  bool
 	onesided bool
 	threads  int
-	plans    signalFFTCache
+	plans    fft.Cache
 	wide     []float64
 	res      []float64
 	out      outputBuffer
@@ -128,16 +130,16 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 	res := k.res[:out.Len()]
 	outer := onnx.NumElements(x.Shape[:ax])
 	inner := onnx.NumElements(x.Shape[ax+1 : r-1])
-	plan := k.plans.plan(int(n), k.inverse)
+	plan := k.plans.Plan(int(n), k.inverse)
 	used := min(length, int(n))
 	scale := 1.0
 	if k.inverse {
 		scale = 1 / float64(n)
 	}
 	lines := outer * inner
-	parallelFor(lines, k.threads, max(1, 4096/int(n)), func(lo, hi int) {
+	par.For(lines, k.threads, max(1, 4096/int(n)), func(lo, hi int) {
 		buf := make([]complex128, n)
-		scratch := make([]complex128, plan.scratchLen())
+		scratch := make([]complex128, plan.ScratchLen())
 		for line := lo; line < hi; line++ {
 			o, i := line/inner, line%inner
 			for j := range used {
@@ -149,7 +151,7 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 				}
 			}
 			clear(buf[used:])
-			plan.transform(buf, scratch)
+			plan.Transform(buf, scratch)
 			for j := range outLen {
 				q := ((o*outLen+j)*inner + i) * 2
 				res[q] = real(buf[j]) * scale
@@ -220,7 +222,7 @@ func (b *builder) VisitDFT(op *ops.DFT) error {
 type stftKernel struct {
 	onesided bool
 	threads  int
-	plans    signalFFTCache
+	plans    fft.Cache
 	wide     []float64
 	wideWin  []float64
 	res      []float64
@@ -274,10 +276,10 @@ func (k *stftKernel) compute(x *onnx.Tensor, step, frameLen int64, window *onnx.
 		k.res = make([]float64, out.Len())
 	}
 	res := k.res[:out.Len()]
-	plan := k.plans.plan(n, false)
-	parallelFor(batch*frames, k.threads, max(1, 4096/n), func(lo, hi int) {
+	plan := k.plans.Plan(n, false)
+	par.For(batch*frames, k.threads, max(1, 4096/n), func(lo, hi int) {
 		buf := make([]complex128, n)
-		scratch := make([]complex128, plan.scratchLen())
+		scratch := make([]complex128, plan.ScratchLen())
 		for line := lo; line < hi; line++ {
 			bi, f := line/frames, line%frames
 			start := f * int(step)
@@ -292,7 +294,7 @@ func (k *stftKernel) compute(x *onnx.Tensor, step, frameLen int64, window *onnx.
 				}
 				buf[j] = v
 			}
-			plan.transform(buf, scratch)
+			plan.Transform(buf, scratch)
 			q := line * outLen * 2
 			for j := range outLen {
 				res[q+2*j] = real(buf[j])

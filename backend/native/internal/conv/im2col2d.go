@@ -1,4 +1,8 @@
-package native
+package conv
+
+import (
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+)
 
 // The 2-D forms of im2col and col2im, which nearly every image network
 // runs: the window of each kernel position is two nested ranges, the
@@ -10,18 +14,18 @@ package native
 // convolution: the input and output sizes, the strides, the input offsets
 // of the window (ih = oh*sh + offH, iw = ow*sw + offW), and the output
 // columns [lo, hi) whose input column is not padding.
-func window2D(g *convGeom, kh, kw int) (H, W, OH, OW, sh, sw, offH, offW, lo, hi int) {
-	H, W, OH, OW = g.in[0], g.in[1], g.out[0], g.out[1]
-	sh, sw = g.strides[0], g.strides[1]
-	offH = kh*g.dilations[0] - g.padBegin[0]
-	offW = kw*g.dilations[1] - g.padBegin[1]
-	lo, hi = convValidRange(offW, sw, W, OW)
+func window2D(g *Geometry, kh, kw int) (H, W, OH, OW, sh, sw, offH, offW, lo, hi int) {
+	H, W, OH, OW = g.In[0], g.In[1], g.Out[0], g.Out[1]
+	sh, sw = g.Strides[0], g.Strides[1]
+	offH = kh*g.Dilations[0] - g.PadBegin[0]
+	offW = kw*g.Dilations[1] - g.PadBegin[1]
+	lo, hi = validRange(offW, sw, W, OW)
 	return
 }
 
-// convIm2colRow2D fills the im2col row of kernel position (kh, kw) of one
+// im2colRow2D fills the im2col row of kernel position (kh, kw) of one
 // input plane src [H, W] into dst [OH, OW].
-func convIm2colRow2D[T any](g *convGeom, dst, src []T, kh, kw int) {
+func im2colRow2D[T any](g *Geometry, dst, src []T, kh, kw int) {
 	H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kh, kw)
 	var zero T
 	for oh := range OH {
@@ -48,9 +52,9 @@ func convIm2colRow2D[T any](g *convGeom, dst, src []T, kh, kw int) {
 	}
 }
 
-// convCol2imRow2D adds the im2col row of kernel position (kh, kw), src
+// col2imRow2D adds the im2col row of kernel position (kh, kw), src
 // [OH, OW], back into its input plane dst [H, W].
-func convCol2imRow2D[T numeric](g *convGeom, dst, src []T, kh, kw int) {
+func col2imRow2D[T Number](g *Geometry, dst, src []T, kh, kw int) {
 	H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kh, kw)
 	if lo >= hi {
 		return
@@ -75,28 +79,28 @@ func convCol2imRow2D[T numeric](g *convGeom, dst, src []T, kh, kw int) {
 	}
 }
 
-// packIm2colPanels2D writes the kc x nc block at (p0, j0) of the im2col
-// matrix of x (channels planes [H, W], as convIm2col lays it out) into
-// GEMM panels of nr columns (packPanelsB's layout), so a convolution never
+// PackIm2colPanels2D writes the kc x nc block at (p0, j0) of the im2col
+// matrix of x (channels planes [H, W], as Im2col lays it out) into GEMM
+// panels of nr columns (gemm.PackPanelsB's layout), so a convolution never
 // stores the whole matrix. It writes the block's rows into a pooled
 // buffer first, whole output rows at a time, and packs that: the block
 // stays in cache, and both copies run over long rows. (Packing each
 // panel's short runs straight from the input was 1.6 to 1.8 times slower.)
-func packIm2colPanels2D[T floatElem](dst, x []T, g *convGeom, p0, j0, kc, nc, nr int) {
-	ks, inSz := g.kernelSize(), g.inSize()
-	buf := gemmPackBuffer[T](kc * nc)
-	defer gemmPackPool[T]().Put(buf)
+func PackIm2colPanels2D[T gemm.Float](dst, x []T, g *Geometry, p0, j0, kc, nc, nr int) {
+	ks, inSz := g.KernelSize(), g.InSize()
+	buf := gemm.PackBuffer[T](kc * nc)
+	defer gemm.ReleasePackBuffer(buf)
 	block := *buf
 	for p := range kc {
 		c, kidx := (p0+p)/ks, (p0+p)%ks
-		convIm2colRange2D(g, block[p*nc:(p+1)*nc], x[c*inSz:(c+1)*inSz], kidx/g.kernel[1], kidx%g.kernel[1], j0)
+		im2colRange2D(g, block[p*nc:(p+1)*nc], x[c*inSz:(c+1)*inSz], kidx/g.Kernel[1], kidx%g.Kernel[1], j0)
 	}
-	packPanelsB(dst, newMatrix(block, nc, false), 0, 0, kc, nc, nr)
+	gemm.PackPanelsB(dst, gemm.NewMatrix(block, nc, false), 0, 0, kc, nc, nr)
 }
 
-// convIm2colRange2D is convIm2colRow2D for the output positions j0 ...
+// im2colRange2D is im2colRow2D for the output positions j0 ...
 // j0+len(dst)-1 alone.
-func convIm2colRange2D[T any](g *convGeom, dst, src []T, kh, kw, j0 int) {
+func im2colRange2D[T any](g *Geometry, dst, src []T, kh, kw, j0 int) {
 	H, W, _, OW, sh, sw, offH, offW, lo, hi := window2D(g, kh, kw)
 	var zero T
 	oh, ow := j0/OW, j0%OW

@@ -1,4 +1,4 @@
-package native
+package fft
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// signalFFT is a plan for the discrete Fourier transform of one length n,
+// Plan is a plan for the discrete Fourier transform of one length n,
 // forward or inverse (unnormalized: the caller scales an inverse by 1/n):
 //
 //	X[k] = sum_j x[j] exp(-+2 pi i j k / n)
@@ -17,7 +17,7 @@ import (
 // a convolution computed with a power-of-two FFT, so every length costs
 // O(n log n). A plan is read-only once built and may be shared by
 // goroutines; each call passes its own scratch space.
-type signalFFT struct {
+type Plan struct {
 	n       int
 	inverse bool
 	// radix-2: twiddles[j] = exp(-+2 pi i j / n) for j < n/2, and the
@@ -28,13 +28,13 @@ type signalFFT struct {
 	// conjugate chirp extended circularly.
 	chirp  []complex128
 	filter []complex128
-	sub    *signalFFT // forward FFT of size m
-	subInv *signalFFT // inverse FFT of size m
+	sub    *Plan // forward FFT of size m
+	subInv *Plan // inverse FFT of size m
 }
 
-// newSignalFFT builds the plan for length n >= 1.
-func newSignalFFT(n int, inverse bool) *signalFFT {
-	p := &signalFFT{n: n, inverse: inverse}
+// NewPlan builds the plan for length n >= 1, forward or inverse.
+func NewPlan(n int, inverse bool) *Plan {
+	p := &Plan{n: n, inverse: inverse}
 	sign := -1.0
 	if inverse {
 		sign = 1
@@ -65,29 +65,29 @@ func newSignalFFT(n int, inverse bool) *signalFFT {
 		s, c := math.Sincos(sign * math.Pi * float64(jj) / float64(n))
 		p.chirp[j] = complex(c, s)
 	}
-	p.sub = newSignalFFT(m, false)
-	p.subInv = newSignalFFT(m, true)
+	p.sub = NewPlan(m, false)
+	p.subInv = NewPlan(m, true)
 	p.filter = make([]complex128, m)
 	p.filter[0] = cmplx.Conj(p.chirp[0])
 	for j := 1; j < n; j++ {
 		p.filter[j] = cmplx.Conj(p.chirp[j])
 		p.filter[m-j] = cmplx.Conj(p.chirp[j])
 	}
-	p.sub.transform(p.filter, nil)
+	p.sub.Transform(p.filter, nil)
 	return p
 }
 
-// scratchLen is the scratch length transform needs.
-func (p *signalFFT) scratchLen() int {
+// ScratchLen is the scratch length Transform needs.
+func (p *Plan) ScratchLen() int {
 	if p.chirp == nil {
 		return 0
 	}
 	return p.sub.n
 }
 
-// transform replaces x (length n) by its transform; scratch must hold
-// scratchLen elements.
-func (p *signalFFT) transform(x, scratch []complex128) {
+// Transform replaces x (length n) by its transform; scratch must hold
+// ScratchLen elements.
+func (p *Plan) Transform(x, scratch []complex128) {
 	if p.chirp == nil {
 		p.radix2(x)
 		return
@@ -110,7 +110,7 @@ func (p *signalFFT) transform(x, scratch []complex128) {
 }
 
 // radix2 is the in-place iterative transform of a power-of-two length.
-func (p *signalFFT) radix2(x []complex128) {
+func (p *Plan) radix2(x []complex128) {
 	n := p.n
 	for j, r := range p.rev {
 		if j < r {
@@ -130,14 +130,16 @@ func (p *signalFFT) radix2(x []complex128) {
 	}
 }
 
-// signalFFTCache keeps the plans a kernel has built, by length and
-// direction; lookups are safe from several goroutines.
-type signalFFTCache struct {
+// Cache keeps the plans a kernel has built, by length and direction;
+// lookups are safe from several goroutines. The zero value is empty and
+// ready.
+type Cache struct {
 	mu    sync.Mutex
-	plans map[[2]int]*signalFFT
+	plans map[[2]int]*Plan
 }
 
-func (c *signalFFTCache) plan(n int, inverse bool) *signalFFT {
+// Plan returns the plan for length n >= 1, built on first use.
+func (c *Cache) Plan(n int, inverse bool) *Plan {
 	key := [2]int{n, 0}
 	if inverse {
 		key[1] = 1
@@ -148,9 +150,9 @@ func (c *signalFFTCache) plan(n int, inverse bool) *signalFFT {
 		return p
 	}
 	if c.plans == nil {
-		c.plans = map[[2]int]*signalFFT{}
+		c.plans = map[[2]int]*Plan{}
 	}
-	p := newSignalFFT(n, inverse)
+	p := NewPlan(n, inverse)
 	c.plans[key] = p
 	return p
 }

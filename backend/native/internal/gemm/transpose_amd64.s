@@ -1,3 +1,5 @@
+//go:build amd64 && !purego
+
 #include "textflag.h"
 
 // func stransposePanel8(blocks int, src *float32, ld int, dst *float32)

@@ -1,34 +1,39 @@
-package native
+package conv
 
-// convDirectThin computes a convolution group with at most two output
+import (
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
+)
+
+// DirectThin computes a convolution group with at most two output
 // channels (depthwise convolutions: one) straight from the input, without
 // an im2col buffer: for every output channel r, input channel c and
 // kernel position, each run of the last output axis adds w[r, c, k] times
 // the matching run of the input (contiguous when the last stride is 1,
-// so a vector axpy). It is convThinProduct over im2col rows computed on
+// so a vector axpy). It is ThinProduct over im2col rows computed on
 // the fly, adding the same terms in the same order, except that padding
 // positions (zeros in the im2col rows) are skipped rather than added. y
 // holds the bias already, or is cleared when overwrite is set.
-func convDirectThin[T floatElem](y, w, x []T, cg, mg int, g *convGeom, overwrite bool) {
+func DirectThin[T gemm.Float](y, w, x []T, cg, mg int, g *Geometry, overwrite bool) {
 	if overwrite {
-		clear(y[:mg*g.outSize()])
+		clear(y[:mg*g.OutSize()])
 	}
 	axpy := axpyFor[T]()
-	if len(g.in) == 2 {
-		convDirectThin2D(y, w, x, cg, mg, g, axpy)
+	if len(g.In) == 2 {
+		directThin2D(y, w, x, cg, mg, g, axpy)
 		return
 	}
-	convDirectThinND(y, w, x, cg, mg, g, axpy)
+	directThinND(y, w, x, cg, mg, g, axpy)
 }
 
-// convDirectThinND is convDirectThin for any number of spatial axes, the
+// directThinND is DirectThin for any number of spatial axes, the
 // runs listed by the N-D window walker.
-func convDirectThinND[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy func(a T, x, y []T)) {
-	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+func directThinND[T gemm.Float](y, w, x []T, cg, mg int, g *Geometry, axpy func(a T, x, y []T)) {
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 	kc := cg * ks
-	last := len(g.in) - 1
-	s := g.strides[last]
-	walker := newConvWindowWalker(g)
+	last := len(g.In) - 1
+	s := g.Strides[last]
+	walker := NewWalker(g)
 	for r := range mg {
 		row := y[r*outSz : (r+1)*outSz]
 		for c := range cg {
@@ -55,14 +60,14 @@ func convDirectThinND[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy fu
 	}
 }
 
-// convDirectThin2D is convDirectThin's 2-D form (depthwise convolutions of
+// directThin2D is DirectThin's 2-D form (depthwise convolutions of
 // image networks): each kernel position's window is two nested ranges
 // (window2D), so the runs come from a loop over output rows instead of
 // the N-D walker's callback. Same terms, same order. Its loops are written
-// out rather than shared with convDirectThinND through callbacks: the
+// out rather than shared with directThinND through callbacks: the
 // extra call per run cost MobileNetV2 about 4%.
-func convDirectThin2D[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy func(a T, x, y []T)) {
-	ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+func directThin2D[T gemm.Float](y, w, x []T, cg, mg int, g *Geometry, axpy func(a T, x, y []T)) {
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 	kc := cg * ks
 	for r := range mg {
 		row := y[r*outSz : (r+1)*outSz]
@@ -70,7 +75,7 @@ func convDirectThin2D[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy fu
 			plane := x[c*inSz : (c+1)*inSz]
 			for kidx := range ks {
 				a := w[r*kc+c*ks+kidx]
-				H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kidx/g.kernel[1], kidx%g.kernel[1])
+				H, W, OH, OW, sh, sw, offH, offW, lo, hi := window2D(g, kidx/g.Kernel[1], kidx%g.Kernel[1])
 				if lo >= hi {
 					continue
 				}
@@ -95,15 +100,35 @@ func convDirectThin2D[T floatElem](y, w, x []T, cg, mg int, g *convGeom, axpy fu
 }
 
 // axpyFor returns the function that adds a·x to y (len(x) elements): the
-// vector kernel for float32 where there is one, else a loop.
-func axpyFor[T floatElem]() func(a T, x, y []T) {
-	if k, ok := asmGemv[T](); ok {
-		return k.axpy
+// vector kernel of package vec for float32, else a loop.
+func axpyFor[T gemm.Float]() func(a T, x, y []T) {
+	if f, ok := any(vec.Axpy).(func(a T, x, y []T)); ok {
+		return f
 	}
 	return func(a T, x, y []T) {
 		y = y[:len(x)]
 		for i, v := range x {
 			y[i] += a * v
+		}
+	}
+}
+
+// ThinProduct computes y (+)= w·cols for a w of only a few rows (mg, each
+// of kc columns) and an im2col matrix cols of kc rows of outSz: each row
+// of y is a sum of rows of cols, scaled. With overwrite, y is cleared
+// first; otherwise it holds the bias.
+func ThinProduct[T gemm.Float](y, w, cols []T, mg, kc, outSz int, overwrite bool) {
+	for r := range mg {
+		row := y[r*outSz : (r+1)*outSz]
+		if overwrite {
+			clear(row)
+		}
+		for p := range kc {
+			a := w[r*kc+p]
+			src := cols[p*outSz : (p+1)*outSz]
+			for j, v := range src {
+				row[j] += a * v
+			}
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package native
+package conv
 
 import (
 	"fmt"
@@ -6,15 +6,17 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 )
 
 // geomOf builds a convolution geometry from input sizes, kernel, strides,
 // dilations and pads (begin, end), computing the output sizes.
-func geomOf(in, kernel, strides, dilations, padBegin, padEnd []int) *convGeom {
-	g := &convGeom{in: in, kernel: kernel, strides: strides, dilations: dilations, padBegin: padBegin, padEnd: padEnd}
+func geomOf(in, kernel, strides, dilations, padBegin, padEnd []int) *Geometry {
+	g := &Geometry{In: in, Kernel: kernel, Strides: strides, Dilations: dilations, PadBegin: padBegin, PadEnd: padEnd}
 	for d := range in {
 		span := in[d] + padBegin[d] + padEnd[d] - (kernel[d]-1)*dilations[d] - 1
-		g.out = append(g.out, span/strides[d]+1)
+		g.Out = append(g.Out, span/strides[d]+1)
 	}
 	return g
 }
@@ -24,7 +26,7 @@ func geomOf(in, kernel, strides, dilations, padBegin, padEnd []int) *convGeom {
 // asymmetric pads, several input channels and one or two outputs.
 func TestConvDirectThinMatchesIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 3))
-	geoms := []*convGeom{
+	geoms := []*Geometry{
 		geomOf([]int{9}, []int{3}, []int{1}, []int{1}, []int{1}, []int{1}),
 		geomOf([]int{10}, []int{3}, []int{2}, []int{2}, []int{2}, []int{0}),
 		geomOf([]int{7, 8}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
@@ -35,7 +37,7 @@ func TestConvDirectThinMatchesIm2col(t *testing.T) {
 		for _, ch := range [][2]int{{1, 1}, {3, 1}, {2, 2}} {
 			cg, mg := ch[0], ch[1]
 			t.Run(fmt.Sprintf("geom%d/cg=%d/mg=%d", gi, cg, mg), func(t *testing.T) {
-				ks, inSz, outSz := g.kernelSize(), g.inSize(), g.outSize()
+				ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
 				x := make([]float32, cg*inSz)
 				w := make([]float32, mg*cg*ks)
 				for i := range x {
@@ -45,14 +47,14 @@ func TestConvDirectThinMatchesIm2col(t *testing.T) {
 					w[i] = float32(r.NormFloat64())
 				}
 				cols := make([]float32, cg*ks*outSz)
-				convIm2col(cols, x, cg, g, 1)
+				Im2col(cols, x, cg, g, 1)
 				want := make([]float32, mg*outSz)
-				convThinProduct(want, w, cols, mg, cg*ks, outSz, true)
+				ThinProduct(want, w, cols, mg, cg*ks, outSz, true)
 				got := make([]float32, mg*outSz)
 				for i := range got {
 					got[i] = float32(math.NaN()) // overwrite must clear
 				}
-				convDirectThin(got, w, x, cg, mg, g, true)
+				DirectThin(got, w, x, cg, mg, g, true)
 				for i := range want {
 					if math.Abs(float64(got[i]-want[i])) > 1e-5*(1+math.Abs(float64(want[i]))) {
 						t.Fatalf("element %d: got %v, want %v", i, got[i], want[i])
@@ -65,8 +67,8 @@ func TestConvDirectThinMatchesIm2col(t *testing.T) {
 
 // im2colTestGeoms are 2-D geometries with strides, dilations, asymmetric
 // pads and kernel positions whose window lies wholly in the padding.
-func im2colTestGeoms() []*convGeom {
-	return []*convGeom{
+func im2colTestGeoms() []*Geometry {
+	return []*Geometry{
 		geomOf([]int{7, 8}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
 		geomOf([]int{9, 7}, []int{3, 2}, []int{2, 3}, []int{1, 2}, []int{0, 2}, []int{1, 1}),
 		geomOf([]int{4, 5}, []int{2, 5}, []int{1, 1}, []int{3, 1}, []int{3, 4}, []int{2, 4}),
@@ -80,7 +82,7 @@ func im2colTestGeoms() []*convGeom {
 func TestIm2col2DMatchesWalker(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 5))
 	for gi, g := range im2colTestGeoms() {
-		inSz, outSz := g.inSize(), g.outSize()
+		inSz, outSz := g.InSize(), g.OutSize()
 		x := make([]float64, inSz)
 		col := make([]float64, outSz)
 		for i := range x {
@@ -89,20 +91,20 @@ func TestIm2col2DMatchesWalker(t *testing.T) {
 		for i := range col {
 			col[i] = r.NormFloat64()
 		}
-		w := newConvWindowWalker(g)
-		for kidx := range g.kernelSize() {
-			kh, kw := kidx/g.kernel[1], kidx%g.kernel[1]
+		w := NewWalker(g)
+		for kidx := range g.KernelSize() {
+			kh, kw := kidx/g.Kernel[1], kidx%g.Kernel[1]
 			got, want := make([]float64, outSz), make([]float64, outSz)
-			convIm2colRow2D(g, got, x, kh, kw)
-			convIm2colRowT(w, want, x, kidx)
+			im2colRow2D(g, got, x, kh, kw)
+			Im2colRow(w, want, x, kidx)
 			for i := range want {
 				if got[i] != want[i] {
 					t.Fatalf("geom %d kernel (%d,%d): im2col[%d] = %v, want %v", gi, kh, kw, i, got[i], want[i])
 				}
 			}
 			back, wantBack := make([]float64, inSz), make([]float64, inSz)
-			convCol2imRow2D(g, back, col, kh, kw)
-			convCol2imRowT(w, wantBack, col, kidx)
+			col2imRow2D(g, back, col, kh, kw)
+			col2imRowND(w, wantBack, col, kidx)
 			for i := range wantBack {
 				if back[i] != wantBack[i] {
 					t.Fatalf("geom %d kernel (%d,%d): col2im[%d] = %v, want %v", gi, kh, kw, i, back[i], wantBack[i])
@@ -114,27 +116,29 @@ func TestIm2col2DMatchesWalker(t *testing.T) {
 
 // The 2-D direct thin convolution gives the N-D walker's bits exactly
 // (same terms, same order), for one and two output channels over several
-// input channels.
+// input channels, with the axpy of every vector implementation.
 func TestConvDirectThin2DMatchesWalker(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 3))
-	axpy := axpyFor[float32]()
-	for gi, g := range append(im2colTestGeoms(), geomOf([]int{9, 11}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1})) {
-		for _, mg := range []int{1, 2} {
-			const cg = 3
-			x := make([]float32, cg*g.inSize())
-			w := make([]float32, mg*cg*g.kernelSize())
-			bias := make([]float32, mg*g.outSize())
-			for _, s := range [][]float32{x, w, bias} {
-				for i := range s {
-					s[i] = float32(r.NormFloat64())
+	for _, impl := range vec.Implementations() {
+		r := rand.New(rand.NewPCG(3, 3))
+		axpy := impl.Axpy
+		for gi, g := range append(im2colTestGeoms(), geomOf([]int{9, 11}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1})) {
+			for _, mg := range []int{1, 2} {
+				const cg = 3
+				x := make([]float32, cg*g.InSize())
+				w := make([]float32, mg*cg*g.KernelSize())
+				bias := make([]float32, mg*g.OutSize())
+				for _, s := range [][]float32{x, w, bias} {
+					for i := range s {
+						s[i] = float32(r.NormFloat64())
+					}
 				}
-			}
-			got, want := slices.Clone(bias), slices.Clone(bias)
-			convDirectThin2D(got, w, x, cg, mg, g, axpy)
-			convDirectThinND(want, w, x, cg, mg, g, axpy)
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("geom %d, %d outputs: element %d = %v, the walker gives %v", gi, mg, i, got[i], want[i])
+				got, want := slices.Clone(bias), slices.Clone(bias)
+				directThin2D(got, w, x, cg, mg, g, axpy)
+				directThinND(want, w, x, cg, mg, g, axpy)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s: geom %d, %d outputs: element %d = %v, the walker gives %v", impl.Name, gi, mg, i, got[i], want[i])
+					}
 				}
 			}
 		}

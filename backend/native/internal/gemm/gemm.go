@@ -1,4 +1,4 @@
-package native
+package gemm
 
 import (
 	"runtime"
@@ -6,15 +6,14 @@ import (
 	"sync/atomic"
 )
 
-// This file is the matrix-multiply engine behind MatMul and Gemm (and, in
-// later operators, Conv through im2col): C = alpha*op(A)*op(B) + beta*C for
+// This file is the blocked product: C = alpha*op(A)*op(B) + beta*C for
 // float32 and float64, where op is an optional transpose.
 //
 // The layout follows the classic Goto/BLIS scheme, in plain Go:
-//   - C is cut into tiles of gemmMC x gemmNC; goroutines take tiles from a
+//   - C is cut into tiles of mcTile x ncTile; goroutines take tiles from a
 //     shared counter, so work spreads over every core without a scheduler.
-//   - For each tile, K is walked in slices of gemmKC. The slice of A
-//     (gemmMC x gemmKC) and of B (gemmKC x gemmNC) are copied ("packed")
+//   - For each tile, K is walked in slices of kcSlice. The slice of A
+//     (mcTile x kcSlice) and of B (kcSlice x ncTile) are copied ("packed")
 //     into contiguous panels, mr rows of A or nr columns of B interleaved,
 //     so the inner loop reads both sequentially from L1/L2 whatever the
 //     transposes and leading dimensions were.
@@ -22,88 +21,88 @@ import (
 //     K slice and touches C once per slice: on amd64 with AVX2 and FMA,
 //     the assembly kernels of gemm_amd64.s (6x16 float32, 6x8 float64:
 //     twelve vector registers of sums); elsewhere the portable 4x4 kernel
-//     below, whose 16 sums the compiler keeps in registers.
+//     below, whose 16 sums the compiler keeps in registers. The dispatch
+//     table (dispatch.go) says which.
 
-// floatElem is the set of types the blocked GEMM is written for.
-type floatElem interface{ float32 | float64 }
+// Float is the set of element types the blocked product is written for.
+type Float interface{ float32 | float64 }
 
 const (
-	gemmMC = 96  // rows of a tile (a multiple of every kernel's mr)
-	gemmNC = 256 // columns of a tile (a multiple of every kernel's nr)
-	gemmKC = 256 // depth of a packed slice
+	mcTile  = 96  // rows of a tile (a multiple of every kernel's mr)
+	ncTile  = 256 // columns of a tile (a multiple of every kernel's nr)
+	kcSlice = 256 // depth of a packed slice
 
-	// gemmParallelMin is the number of multiply-adds below which a GEMM
+	// ParallelMin is the number of multiply-adds below which a product
 	// runs on the calling goroutine: starting workers costs more (about
-	// 100 µs of work on the assembly kernels).
-	gemmParallelMin = 1 << 22
+	// 100 µs of work on the assembly kernels). Callers that spread
+	// several products over goroutines themselves use it to decide.
+	ParallelMin = 1 << 22
 )
 
-// microKernel is a micro-kernel and the block of C it computes.
-type microKernel[T floatElem] struct {
-	mr, nr int // rows and columns of the block
-	// run adds alpha times the product of a packed panel of A (mr rows)
-	// and one of B (nr columns) over kc steps to the rows x cols valid
-	// part of the block of C at c (leading dimension ldc), or stores it
-	// there when overwrite is set.
-	run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool)
-}
-
-// kernelFor picks the fastest micro-kernel for T on this machine.
-func kernelFor[T floatElem]() microKernel[T] {
-	if k, ok := asmKernel[T](); ok {
-		return *k
-	}
-	return microKernel[T]{mr: 4, nr: 4, run: microKernel4x4[T]}
-}
-
-// matrix is a read-only view of a row-major matrix, possibly transposed:
+// Matrix is a read-only view of a row-major matrix, possibly transposed:
 // element (i, j) is data[i*rowStep + j*colStep].
-type matrix[T floatElem] struct {
+type Matrix[T Float] struct {
 	data             []T
 	rowStep, colStep int
 }
 
-// newMatrix views data, stored row-major with leading dimension ld, as the
+// NewMatrix views data, stored row-major with leading dimension ld, as the
 // matrix op(X): transposed when trans is set.
-func newMatrix[T floatElem](data []T, ld int, trans bool) matrix[T] {
+func NewMatrix[T Float](data []T, ld int, trans bool) Matrix[T] {
 	if trans {
-		return matrix[T]{data, 1, ld}
+		return Matrix[T]{data, 1, ld}
 	}
-	return matrix[T]{data, ld, 1}
+	return Matrix[T]{data, ld, 1}
 }
 
-// gemm computes C = alpha*A*B + beta*C, where A is m x k, B is k x n and C
-// is m x n row-major with leading dimension ldc. When beta is 0, C is
-// overwritten without being read (so NaNs in it do not propagate), as BLAS
-// does. threads bounds the goroutines used (0 or less: GOMAXPROCS).
-func gemm[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc int, threads int) {
+// Tiles is the number of output tiles the blocked product cuts an m x n
+// product into: the most goroutines one product can use. Callers with
+// many small products spread whole products instead when it is below
+// their thread count.
+func Tiles(m, n int) int { return ((m + mcTile - 1) / mcTile) * ((n + ncTile - 1) / ncTile) }
+
+// Multiply computes C = alpha*A*B + beta*C, where A is m x k, B is k x n
+// and C is m x n row-major with leading dimension ldc. When beta is 0, C
+// is overwritten without being read (so NaNs in it do not propagate), as
+// BLAS does. threads bounds the goroutines used (0 or less: GOMAXPROCS).
+func Multiply[T Float](m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int, threads int) {
+	multiply(active, m, n, k, alpha, a, b, beta, c, ldc, threads)
+}
+
+// multiply is Multiply with the implementation im.
+func multiply[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int, threads int) {
 	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
-	if gemmFewRows(m, n, k, alpha, a, b, beta, c, ldc) {
+	if gemmFewRows(im, m, n, k, alpha, a, b, beta, c, ldc) {
 		return
 	}
-	gemmTiled(m, n, k, alpha, a, b, nil, beta, c, ldc, threads)
+	gemmTiled(im, m, n, k, alpha, a, b, nil, beta, c, ldc, threads)
 }
 
-// panelPacker writes the kc x nc block at (p0, j0) of a B matrix that is
+// PanelPacker writes the kc x nc block at (p0, j0) of a B matrix that is
 // never stored whole (the im2col matrix of a convolution) into
-// packPanelsB's layout: panels of nr columns, zero-padded past nc.
-type panelPacker[T floatElem] func(dst []T, p0, j0, kc, nc, nr int)
+// PackPanelsB's layout: panels of nr columns, zero-padded past nc.
+type PanelPacker[T Float] func(dst []T, p0, j0, kc, nc, nr int)
 
-// gemmImplicitB is gemm with B given by its packer: C = alpha*A*B +
-// beta*C for a k x n B that packB produces a block at a time.
-func gemmImplicitB[T floatElem](m, n, k int, alpha T, a matrix[T], packB panelPacker[T], beta T, c []T, ldc int, threads int) {
+// MultiplyImplicitB is Multiply with B given by its packer: C =
+// alpha*A*B + beta*C for a k x n B that packB produces a block at a time.
+func MultiplyImplicitB[T Float](m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
+	multiplyImplicitB(active, m, n, k, alpha, a, packB, beta, c, ldc, threads)
+}
+
+// multiplyImplicitB is MultiplyImplicitB with the implementation im.
+func multiplyImplicitB[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
 	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
 		return
 	}
-	gemmTiled(m, n, k, alpha, a, matrix[T]{}, packB, beta, c, ldc, threads)
+	gemmTiled(im, m, n, k, alpha, a, Matrix[T]{}, packB, beta, c, ldc, threads)
 }
 
 // gemmWithoutProduct handles the products that multiply nothing (C empty,
 // alpha 0 or k 0: C = beta*C, A and B unread, as BLAS does) and reports
 // whether it did.
-func gemmWithoutProduct[T floatElem](m, n, k int, alpha, beta T, c []T, ldc int) bool {
+func gemmWithoutProduct[T Float](m, n, k int, alpha, beta T, c []T, ldc int) bool {
 	if m == 0 || n == 0 {
 		return true
 	}
@@ -116,29 +115,29 @@ func gemmWithoutProduct[T floatElem](m, n, k int, alpha, beta T, c []T, ldc int)
 
 // gemmTiled is the blocked product of gemm, with B read from b or, when
 // packB is not nil, produced by it.
-func gemmTiled[T floatElem](m, n, k int, alpha T, a, b matrix[T], packB panelPacker[T], beta T, c []T, ldc int, threads int) {
+func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
 	// With beta 0 the first K slice stores its products instead of
 	// adding them (overwrite), which saves a pass clearing C.
 	if beta != 0 {
 		scaleRows(m, n, beta, c, ldc)
 	}
-	tilesM := (m + gemmMC - 1) / gemmMC
-	tilesN := (n + gemmNC - 1) / gemmNC
+	tilesM := (m + mcTile - 1) / mcTile
+	tilesN := (n + ncTile - 1) / ncTile
 	tiles := tilesM * tilesN
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if m*n*k < gemmParallelMin {
+	if m*n*k < ParallelMin {
 		threads = 1
 	}
 	threads = min(threads, tiles)
 
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
-	kern := kernelFor[T]()
-	job := gemmJob[T]{m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
-		packASize: roundUp(min(gemmMC, m), kern.mr) * min(gemmKC, k),
-		packBSize: roundUp(min(gemmNC, n), kern.nr) * min(gemmKC, k)}
+	kern := kernelFor[T](im)
+	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
+		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
+		packBSize: roundUp(min(ncTile, n), kern.Nr) * min(kcSlice, k)}
 	if threads <= 1 {
 		var next atomic.Int64
 		job.work(&next)
@@ -148,38 +147,39 @@ func gemmTiled[T floatElem](m, n, k int, alpha T, a, b matrix[T], packB panelPac
 }
 
 // gemmJob is one product, shared by the goroutines that compute its tiles.
-type gemmJob[T floatElem] struct {
+type gemmJob[T Float] struct {
+	im                   *Impl
 	m, n, k              int
 	alpha                T
-	a, b                 matrix[T]
-	packB                panelPacker[T] // when not nil, B's blocks come from it
+	a, b                 Matrix[T]
+	packB                PanelPacker[T] // when not nil, B's blocks come from it
 	c                    []T
 	ldc                  int
 	tiles, tilesN        int
-	kern                 microKernel[T]
+	kern                 MicroKernel[T]
 	overwrite            bool // the first K slice stores into C (beta 0)
 	packASize, packBSize int
 }
 
 // work computes tiles taken from next until none is left.
 func (j *gemmJob[T]) work(next *atomic.Int64) {
-	packA, packB := gemmPackBuffer[T](j.packASize), gemmPackBuffer[T](j.packBSize)
-	defer gemmPackPool[T]().Put(packA)
-	defer gemmPackPool[T]().Put(packB)
+	packA, packB := PackBuffer[T](j.packASize), PackBuffer[T](j.packBSize)
+	defer ReleasePackBuffer(packA)
+	defer ReleasePackBuffer(packB)
 	for {
 		t := int(next.Add(1)) - 1
 		if t >= j.tiles {
 			return
 		}
-		i0, j0 := (t/j.tilesN)*gemmMC, (t%j.tilesN)*gemmNC
-		mc, nc := min(gemmMC, j.m-i0), min(gemmNC, j.n-j0)
-		for p0 := 0; p0 < j.k; p0 += gemmKC {
-			kc := min(gemmKC, j.k-p0)
-			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.mr)
+		i0, j0 := (t/j.tilesN)*mcTile, (t%j.tilesN)*ncTile
+		mc, nc := min(mcTile, j.m-i0), min(ncTile, j.n-j0)
+		for p0 := 0; p0 < j.k; p0 += kcSlice {
+			kc := min(kcSlice, j.k-p0)
+			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.Mr)
 			if j.packB != nil {
-				j.packB(*packB, p0, j0, kc, nc, j.kern.nr)
+				j.packB(*packB, p0, j0, kc, nc, j.kern.Nr)
 			} else {
-				packPanelsB(*packB, j.b, p0, j0, kc, nc, j.kern.nr)
+				packPanelsB(j.im, *packB, j.b, p0, j0, kc, nc, j.kern.Nr)
 			}
 			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
@@ -189,7 +189,7 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 // gemmParallel runs a job on threads goroutines. It takes the job by value
 // so that only this path, not the single-threaded one, moves it to the
 // heap.
-func gemmParallel[T floatElem](job gemmJob[T], threads int) {
+func gemmParallel[T Float](job gemmJob[T], threads int) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range threads {
@@ -208,7 +208,7 @@ func gemmParallel[T floatElem](job gemmJob[T], threads int) {
 // collector).
 var gemmPackPools32, gemmPackPools64 sync.Pool // of *[]float32, *[]float64
 
-func gemmPackPool[T floatElem]() *sync.Pool {
+func gemmPackPool[T Float]() *sync.Pool {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
 		return &gemmPackPools32
@@ -216,9 +216,10 @@ func gemmPackPool[T floatElem]() *sync.Pool {
 	return &gemmPackPools64
 }
 
-// gemmPackBuffer returns a pooled buffer of n elements (contents
-// unspecified: packing overwrites what it reads).
-func gemmPackBuffer[T floatElem](n int) *[]T {
+// PackBuffer returns a pooled buffer of n elements (contents unspecified:
+// packing overwrites what it reads), for packing panels or a block of B;
+// ReleasePackBuffer gives it back.
+func PackBuffer[T Float](n int) *[]T {
 	if p, ok := gemmPackPool[T]().Get().(*[]T); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
@@ -227,12 +228,16 @@ func gemmPackBuffer[T floatElem](n int) *[]T {
 	return &s
 }
 
+// ReleasePackBuffer returns a buffer from PackBuffer to the pool; the
+// caller must not use it afterwards.
+func ReleasePackBuffer[T Float](p *[]T) { gemmPackPool[T]().Put(p) }
+
 // roundUp rounds n up to a multiple of step.
 func roundUp(n, step int) int { return (n + step - 1) / step * step }
 
 // scaleRows multiplies the m x n block of C by beta (writing zeros when
 // beta is 0).
-func scaleRows[T floatElem](m, n int, beta T, c []T, ldc int) {
+func scaleRows[T Float](m, n int, beta T, c []T, ldc int) {
 	if beta == 1 {
 		return
 	}
@@ -252,7 +257,7 @@ func scaleRows[T floatElem](m, n int, beta T, c []T, ldc int) {
 // of mr rows: panel r holds, for each p, the mr values A[i, p] side by
 // side. Rows past the matrix are zero so the micro-kernel never needs an
 // edge case on its inputs.
-func packPanelsA[T floatElem](dst []T, a matrix[T], i0, p0, mc, kc, mr int) {
+func packPanelsA[T Float](dst []T, a Matrix[T], i0, p0, mc, kc, mr int) {
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : (ir+mr)*kc]
 		rows := min(mr, mc-ir)
@@ -277,12 +282,18 @@ func packPanelsA[T floatElem](dst []T, a matrix[T], i0, p0, mc, kc, mr int) {
 	}
 }
 
-// packPanelsB copies the kc x nc block of B at (p0, j0) into dst as panels
+// PackPanelsB copies the kc x nc block of B at (p0, j0) into dst as panels
 // of nr columns: panel c holds, for each p, the nr values B[p, j] side by
-// side, zero-padded past the matrix.
-func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
+// side, zero-padded past the matrix. dst holds roundUp(nc, nr)*kc values.
+// A PanelPacker that builds B's block itself ends with it.
+func PackPanelsB[T Float](dst []T, b Matrix[T], p0, j0, kc, nc, nr int) {
+	packPanelsB(active, dst, b, p0, j0, kc, nc, nr)
+}
+
+// packPanelsB is PackPanelsB with the implementation im.
+func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int) {
 	if b.rowStep == 1 && b.colStep != 1 {
-		packPanelsBColumns(dst, b, p0, j0, kc, nc, nr)
+		packPanelsBColumns(im, dst, b, p0, j0, kc, nc, nr)
 		return
 	}
 	for jr := 0; jr < nc; jr += nr {
@@ -313,9 +324,9 @@ func packPanelsB[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
 // im2col matrix): each column is read along its length and spread into
 // its lane of the panel, instead of gathering nr elements a column apart
 // for every p.
-func packPanelsBColumns[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr int) {
+func packPanelsBColumns[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int) {
 	// float32 panels of the assembly kernel's width take 8 columns at a
-	// time through an 8×8 register transpose (transposePanel8).
+	// time through an 8×8 register transpose (im.TransposePanel8).
 	dst32, is32 := any(dst).([]float32)
 	src32, _ := any(b.data).([]float32)
 	for jr := 0; jr < nc; jr += nr {
@@ -323,9 +334,9 @@ func packPanelsBColumns[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr in
 		cols := min(nr, nc-jr)
 		for j := 0; j < cols; {
 			width, from := 1, 0
-			if is32 && nr == 16 && j%8 == 0 && j+8 <= cols {
+			if is32 && im.TransposePanel8 != nil && nr == 16 && j%8 == 0 && j+8 <= cols {
 				width = 8
-				from = transposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc)
+				from = im.TransposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc)
 			}
 			for c := j; c < j+width && from < kc; c++ {
 				src := b.data[(j0+jr+c)*b.colStep+p0+from:]
@@ -348,21 +359,21 @@ func packPanelsBColumns[T floatElem](dst []T, b matrix[T], p0, j0, kc, nc, nr in
 // macroKernel multiplies a packed mc x kc block of A by a packed kc x nc
 // block of B with the micro-kernel k and adds alpha times the product
 // into C (stores it, with overwrite).
-func macroKernel[T floatElem](k microKernel[T], mc, nc, kc int, alpha T, packA, packB []T, c []T, ldc int, overwrite bool) {
-	for jr := 0; jr < nc; jr += k.nr {
-		pb := packB[jr*kc : (jr+k.nr)*kc]
-		cols := min(k.nr, nc-jr)
-		for ir := 0; ir < mc; ir += k.mr {
-			pa := packA[ir*kc : (ir+k.mr)*kc]
-			rows := min(k.mr, mc-ir)
-			k.run(kc, alpha, pa, pb, c[ir*ldc+jr:], ldc, rows, cols, overwrite)
+func macroKernel[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA, packB []T, c []T, ldc int, overwrite bool) {
+	for jr := 0; jr < nc; jr += k.Nr {
+		pb := packB[jr*kc : (jr+k.Nr)*kc]
+		cols := min(k.Nr, nc-jr)
+		for ir := 0; ir < mc; ir += k.Mr {
+			pa := packA[ir*kc : (ir+k.Mr)*kc]
+			rows := min(k.Mr, mc-ir)
+			k.Run(kc, alpha, pa, pb, c[ir*ldc+jr:], ldc, rows, cols, overwrite)
 		}
 	}
 }
 
 // addBlock adds alpha times the rows x cols valid part of a block of
 // sums (row-major, nr per row) to C, or stores it with overwrite.
-func addBlock[T floatElem](acc []T, nr int, alpha T, c []T, ldc, rows, cols int, overwrite bool) {
+func addBlock[T Float](acc []T, nr int, alpha T, c []T, ldc, rows, cols int, overwrite bool) {
 	if nr == 16 && cols == 16 && alpha == 1 {
 		// The whole width of the float32 kernel's block with alpha 1
 		// (every convolution and most products): fixed-size rows, so
@@ -397,7 +408,7 @@ func addBlock[T floatElem](acc []T, nr int, alpha T, c []T, ldc, rows, cols int,
 // microKernel4x4 computes a 4x4 block of A*B over kc steps in 16 local
 // sums (which the compiler keeps in registers) and adds alpha times it to
 // the rows x cols valid part of C (stores it, with overwrite).
-func microKernel4x4[T floatElem](kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool) {
+func microKernel4x4[T Float](kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 T
 	var c20, c21, c22, c23, c30, c31, c32, c33 T
 	pa, pb = pa[:kc*4], pb[:kc*4]
@@ -427,10 +438,18 @@ func microKernel4x4[T floatElem](kc int, alpha T, pa, pb, c []T, ldc, rows, cols
 	addBlock(sums[:], 4, alpha, c, ldc, rows, cols, overwrite)
 }
 
-// gemmSimple is the integer counterpart of gemm: C = alpha*A*B + beta*C in
-// a straightforward i-p-j loop (row of C updated along contiguous rows of
-// B). Integer MatMul and Gemm are rare enough not to need blocking.
-func gemmSimple[T numeric](m, n, k int, alpha T, a []T, lda int, transA bool, b []T, ldb int, transB bool, beta T, c []T, ldc int) {
+// Number is the set of element types MultiplySimple takes.
+type Number interface {
+	float32 | float64 | int8 | int16 | int32 | int64 |
+		uint8 | uint16 | uint32 | uint64
+}
+
+// MultiplySimple is the unblocked counterpart of Multiply, for integers:
+// C = alpha*A*B + beta*C in a straightforward i-p-j loop (row of C
+// updated along contiguous rows of B), A and B stored row-major with
+// leading dimensions lda and ldb, transposed when transA or transB is
+// set. Integer MatMul and Gemm are rare enough not to need blocking.
+func MultiplySimple[T Number](m, n, k int, alpha T, a []T, lda int, transA bool, b []T, ldb int, transB bool, beta T, c []T, ldc int) {
 	for i := range m {
 		row := c[i*ldc : i*ldc+n]
 		for j := range row {

@@ -1,28 +1,21 @@
-package native
+package gemm
 
-// gemvMaxRows is the most rows of A (and C) for which gemmFewRows is used
+// FewRowsMax is the most rows of A (and C) for which gemmFewRows is used
 // instead of the blocked product: with so few rows, packing B into panels
 // costs about as much as the multiply-adds it feeds, since each packed
 // value is used only once or twice. Batch-1 inference through Gemm and
 // MatMul is the common case.
-const gemvMaxRows = 4
-
-// gemvKernels are the vector kernels of gemmFewRows.
-type gemvKernels[T floatElem] struct {
-	axpy func(a T, x, y []T) // y += a·x over len(x)
-	dot  func(x, y []T) T    // Σ x·y over len(x)
-}
+const FewRowsMax = 4
 
 // gemmFewRows computes C = alpha·A·B + beta·C for an A of few rows, row by row with vector kernels and without packing:
 // when B's rows are contiguous, each row of C is a sum of rows of B
 // scaled by A's elements (axpy); when its columns are (B transposed, as
 // the weights of a Gemm with transB), each element of C is a dot product
-// of a row of A with a column of B. It reports whether it applied (there
-// are vector kernels for T on this machine, and B is laid out one way or
-// the other).
-func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []T, ldc int) bool {
-	kern, ok := asmGemv[T]()
-	if !ok || m > gemvMaxRows || b.colStep != 1 && b.rowStep != 1 {
+// of a row of A with a column of B. It reports whether it applied (im has
+// row kernels for T, and B is laid out one way or the other).
+func gemmFewRows[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int) bool {
+	kern, ok := rowKernels[T](im)
+	if !ok || m > FewRowsMax || b.colStep != 1 && b.rowStep != 1 {
 		return false
 	}
 	scaleRows(m, n, beta, c, ldc)
@@ -31,7 +24,7 @@ func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []
 		for i := range m {
 			row := c[i*ldc : i*ldc+n]
 			for p := range k {
-				kern.axpy(alpha*a.data[i*a.rowStep+p*a.colStep], b.data[p*b.rowStep:p*b.rowStep+n], row)
+				kern.Axpy(alpha*a.data[i*a.rowStep+p*a.colStep], b.data[p*b.rowStep:p*b.rowStep+n], row)
 			}
 		}
 	case b.rowStep == 1:
@@ -52,7 +45,7 @@ func gemmFewRows[T floatElem](m, n, k int, alpha T, a, b matrix[T], beta T, c []
 			}
 			row := c[i*ldc : i*ldc+n]
 			for j := range row {
-				row[j] += alpha * kern.dot(arow, b.data[j*b.colStep:j*b.colStep+k])
+				row[j] += alpha * kern.Dot(arow, b.data[j*b.colStep:j*b.colStep+k])
 			}
 		}
 	}

@@ -1,0 +1,37 @@
+package vec
+
+// Impl is one implementation of the vector kernels: a name (for tests and
+// benchmarks) and one function per kernel, with the semantics of the
+// package-level function of the same name.
+type Impl struct {
+	Name       string
+	Clip       func(y, x []float32, lo, hi float32)
+	ScaleShift func(y, x []float32, a, b float32)
+	ReluGrad   func(dx, dy, x []float32)
+	Axpy       func(a float32, x, y []float32)
+	Dot        func(x, y []float32) float32
+}
+
+// portable is the implementation in plain Go, which runs everywhere and
+// is the reference the others are tested against.
+var portable = Impl{
+	Name:       "portable",
+	Clip:       clipPortable,
+	ScaleShift: scaleShiftPortable,
+	ReluGrad:   reluGradPortable,
+	Axpy:       axpyPortable,
+	Dot:        dotPortable,
+}
+
+// impls is the dispatch table: the implementations this machine runs,
+// best first, the portable one last. It is filled once, at init, from the
+// CPU's features (archImpls, per architecture); a new instruction set is
+// one more entry there.
+var impls = append(archImpls(), portable)
+
+// active is the implementation the package-level kernels run.
+var active = impls[0]
+
+// Implementations returns every implementation this machine can run, the
+// one in use first and the portable one last.
+func Implementations() []Impl { return append([]Impl(nil), impls...) }

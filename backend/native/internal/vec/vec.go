@@ -1,0 +1,25 @@
+package vec
+
+// The kernels package native calls. Each runs the implementation the
+// dispatch table chose at init. Slices are read over len(x); the outputs
+// must be at least as long.
+
+// Clip writes y[i] = min(max(x[i], lo), hi); a NaN stays NaN (as ONNX's
+// Clip, numpy.clip, has it).
+func Clip(y, x []float32, lo, hi float32) { active.Clip(y, x, lo, hi) }
+
+// ScaleShift writes y[i] = x[i]*a + b (fused into one rounding where the
+// implementation has an FMA instruction).
+func ScaleShift(y, x []float32, a, b float32) { active.ScaleShift(y, x, a, b) }
+
+// ReluGrad writes dx[i] = dy[i] where x[i] > 0, else +0: Relu's backward
+// pass (a NaN x gives 0).
+func ReluGrad(dx, dy, x []float32) { active.ReluGrad(dx, dy, x) }
+
+// Axpy adds a·x[i] to y[i].
+func Axpy(a float32, x, y []float32) { active.Axpy(a, x, y) }
+
+// Dot returns the sum of x[i]·y[i]. Implementations may add the terms in
+// a different order (vector lanes), so results can differ in the last
+// bits between them.
+func Dot(x, y []float32) float32 { return active.Dot(x, y) }
