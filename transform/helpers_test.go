@@ -2,11 +2,11 @@ package transform_test
 
 import (
 	"bytes"
-	"math"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/metrics"
 	_ "github.com/deep500/deep500-go/backend/native"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/transform"
@@ -140,8 +140,9 @@ func run(t *testing.T, m *onnx.Model, feeds map[string]onnx.Value) map[string]on
 }
 
 // assertEquivalent runs the original and the optimized model on the same
-// feeds and requires equal outputs: the same names, shapes and types, and
-// values within float rounding (relative 1e-4, absolute 1e-5).
+// feeds and requires equal outputs: the same names, types and shapes, and
+// values that agree within metrics.CrossBackendTolerance (two float32
+// computations summing in different orders).
 func assertEquivalent(t *testing.T, original, optimized *onnx.Model, feeds map[string]onnx.Value) {
 	t.Helper()
 	want := run(t, original, feeds)
@@ -150,58 +151,10 @@ func assertEquivalent(t *testing.T, original, optimized *onnx.Model, feeds map[s
 		t.Fatalf("optimized model returns %d outputs, the original %d", len(got), len(want))
 	}
 	for name, w := range want {
-		wt, _ := w.(*onnx.Tensor)
-		gt, _ := got[name].(*onnx.Tensor)
-		if wt == nil || gt == nil {
-			t.Fatalf("output %q: want tensors, have %s and %s", name, onnx.DescribeValue(w), onnx.DescribeValue(got[name]))
-		}
-		if wt.Type != gt.Type || onnx.ShapeString(wt.Shape) != onnx.ShapeString(gt.Shape) {
-			t.Fatalf("output %q: optimized gives %v %v, original %v %v", name, gt.Type, gt.Shape, wt.Type, wt.Shape)
-		}
-		wf, gf := asFloat64s(wt), asFloat64s(gt)
-		if wf == nil || gf == nil {
-			t.Fatalf("output %q: cannot compare element type %v", name, wt.Type)
-		}
-		for i := range wf {
-			if d := math.Abs(wf[i] - gf[i]); d > 1e-5+1e-4*math.Abs(wf[i]) {
-				t.Fatalf("output %q element %d: optimized %g, original %g", name, i, gf[i], wf[i])
-			}
+		if d := metrics.Compare(got[name], w, metrics.CrossBackendTolerance); !d.Equal() {
+			t.Fatalf("output %q: optimized differs from original: %s", name, d.Mismatch)
 		}
 	}
-}
-
-func asFloat64s(t *onnx.Tensor) []float64 {
-	switch d := t.Data.(type) {
-	case []float32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []float64:
-		return d
-	case []int64:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []int32:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			out[i] = float64(v)
-		}
-		return out
-	case []bool:
-		out := make([]float64, len(d))
-		for i, v := range d {
-			if v {
-				out[i] = 1
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // opTypes lists the op types of m's nodes in order.
