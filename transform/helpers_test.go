@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
-	"github.com/deep500/deep500-go/metrics"
 	_ "github.com/deep500/deep500-go/backend/native"
+	"github.com/deep500/deep500-go/metrics"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/transform"
 )
