@@ -5,7 +5,8 @@ import "github.com/deep500/deep500-go/onnx"
 // eliminateDead removes the nodes none of whose outputs reaches a graph
 // output, then the initializers nothing reads. An initializer that is also
 // a graph input stays: it is part of the graph's interface (a default the
-// caller may override).
+// caller may override). The value infos of names nothing defines any
+// more go too; they are not counted.
 func eliminateDead(g *onnx.Graph, _ *Options) (int, error) {
 	live := map[string]bool{}
 	for _, o := range g.Outputs {
@@ -58,5 +59,34 @@ func eliminateDead(g *onnx.Graph, _ *Options) (int, error) {
 	}
 	clear(g.SparseInitializers[len(keptSparse):])
 	g.SparseInitializers = keptSparse
+	pruneValueInfo(g)
 	return len(drop) + removed, nil
+}
+
+// pruneValueInfo drops the value infos of names that no node, input or
+// initializer defines: values other passes renamed or removed.
+func pruneValueInfo(g *onnx.Graph) {
+	defined := map[string]bool{}
+	for _, v := range g.Inputs {
+		defined[v.Name] = true
+	}
+	for _, in := range g.Initializers {
+		defined[in.Name] = true
+	}
+	for _, in := range g.SparseInitializers {
+		defined[in.Name] = true
+	}
+	for _, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			defined[o] = true
+		}
+	}
+	kept := g.ValueInfo[:0]
+	for _, v := range g.ValueInfo {
+		if defined[v.Name] {
+			kept = append(kept, v)
+		}
+	}
+	clear(g.ValueInfo[len(kept):])
+	g.ValueInfo = kept
 }

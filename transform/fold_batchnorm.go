@@ -8,7 +8,9 @@ import (
 )
 
 // foldBatchNorm folds an inference BatchNormalization into the Conv,
-// ConvTranspose or Gemm that produces its input. Per output channel c the
+// ConvTranspose or Gemm that produces its input, or into a MatMul by a
+// constant matrix followed by the Add of a constant bias when the MatMul's
+// input is known to be a matrix. Per output channel c the
 // normalisation is y = x·f[c] + t[c] with f = scale/sqrt(var+eps) and
 // t = beta − mean·f, so the producer's weights for channel c are
 // multiplied by f[c] and its bias becomes bias·f[c] + t[c] (a producer
@@ -37,6 +39,7 @@ func foldBatchNorm(g *onnx.Graph, _ *Options) (int, error) {
 			continue
 		}
 		var folded bool
+		var err error
 		switch op := p.Op.(type) {
 		case *ops.Conv:
 			folded = foldIntoConv(x, p, op.In.W, op.In.B, 1, false, norm)
@@ -44,6 +47,11 @@ func foldBatchNorm(g *onnx.Graph, _ *Options) (int, error) {
 			folded = foldIntoConv(x, p, op.In.W, op.In.B, op.Group, true, norm)
 		case *ops.Gemm:
 			folded = foldIntoGemm(x, p, op, norm)
+		case *ops.Add:
+			folded, err = foldIntoMatMulAdd(x, p, op, norm)
+		}
+		if err != nil {
+			return 0, err
 		}
 		if !folded {
 			continue
@@ -204,6 +212,76 @@ func foldIntoGemm(x *graphIndex, p *onnx.Node, gemm *ops.Gemm, a channelAffine) 
 	p.Inputs = []string{p.Inputs[0], bNew, cNew}
 	x.addNode(p)
 	return true
+}
+
+// foldIntoMatMulAdd folds into Add(MatMul(X, W), c) with W a constant
+// [K, M] matrix and c a constant bias, when X is known to have rank 2 (so
+// the output is [N, M] and BatchNormalization's channels are its columns):
+// W's column m is scaled by factor[m] and c becomes c·factor + shift.
+func foldIntoMatMulAdd(x *graphIndex, add *onnx.Node, op *ops.Add, a channelAffine) (bool, error) {
+	mmOut, cName := op.In.A, op.In.B
+	if _, ok := x.constant(mmOut); ok {
+		mmOut, cName = cName, mmOut
+	}
+	q := x.producer[mmOut]
+	if q == nil || !x.onlyFeeds(mmOut, add) || mmOut == cName {
+		return false, nil
+	}
+	mm, ok := q.Op.(*ops.MatMul)
+	if !ok || !isMatrix(x, mm.In.A) {
+		return false, nil
+	}
+	wt, ok := x.constant(mm.In.B)
+	if !ok || wt.Type != a.elem || wt.Rank() != 2 || wt.Shape[1] != len(a.factor) {
+		return false, nil
+	}
+	if c, ok := x.constant(cName); !ok || c.Rank() > 2 {
+		return false, nil // a bias of higher rank would broadcast the output to it
+	}
+	w, ok := floatValues(wt)
+	if !ok {
+		return false, nil
+	}
+	cols := wt.Shape[1]
+	for i := range w {
+		w[i] *= a.factor[i%cols]
+	}
+	bias, ok := foldedBias(x, cName, 1, a)
+	if !ok {
+		return false, nil
+	}
+	wNew := x.fresh(mm.In.B + ".bnfolded")
+	x.addInitializer(wNew, floatTensor(a.elem, w, wt.Shape))
+	cNew := x.fresh(add.Outputs[0] + ".bias.bnfolded")
+	x.addInitializer(cNew, floatTensor(a.elem, bias, []int{cols}))
+	x.forgetNode(q)
+	q.Inputs = []string{mm.In.A, wNew}
+	x.addNode(q)
+	if err := retype(q); err != nil {
+		return false, err
+	}
+	x.forgetNode(add)
+	add.Inputs = []string{mmOut, cNew}
+	x.addNode(add)
+	return true, nil
+}
+
+// isMatrix reports whether value name certainly has rank 2: a graph input
+// declared so, or the output of Flatten, Gemm, or a Reshape to a constant
+// shape of two dimensions.
+func isMatrix(x *graphIndex, name string) bool {
+	if x.inputs[name] {
+		ti := x.g.TypeOf(name)
+		return ti != nil && ti.Kind == onnx.TensorKind && ti.HasShape && len(ti.Shape) == 2
+	}
+	switch op := x.producerOp(name).(type) {
+	case *ops.Flatten, *ops.Gemm:
+		return true
+	case *ops.Reshape:
+		shape, ok := x.constant(op.In.Shape)
+		return ok && op.SinceVersion() >= 5 && shape.Len() == 2
+	}
+	return false
 }
 
 // foldedBias returns the producer's new per-channel bias, coef·bias·factor

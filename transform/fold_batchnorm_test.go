@@ -168,3 +168,45 @@ func TestFoldBatchNormRefuses(t *testing.T) {
 		})
 	}
 }
+
+func TestFoldBatchNormIntoMatMulAdd(t *testing.T) {
+	build := func(t *testing.T, flatten bool) (*onnx.Model, map[string]onnx.Value) {
+		rng := rand.New(rand.NewPCG(41, 42))
+		b := newTestGraph(t, 17)
+		feeds := map[string]onnx.Value{}
+		if flatten {
+			b.input("x", -1, 2, 3)
+			b.node("Flatten", []string{"x"}, []string{"f"})
+			feeds["x"] = randomTensor(rng, 4, 2, 3)
+		} else {
+			// A batch of sequences: MatMul's output is [N, 2, 5], and
+			// BatchNormalization's channel axis is the 2, not the 5.
+			b.input("x", 4, 5, 6)
+			b.node("Identity", []string{"x"}, []string{"f"})
+			feeds["x"] = randomTensor(rng, 4, 5, 6)
+		}
+		b.init("w", randomTensor(rng, 6, 5))
+		b.init("c", randomTensor(rng, 5))
+		b.node("MatMul", []string{"f", "w"}, []string{"mm"})
+		b.node("Add", []string{"c", "mm"}, []string{"lin"})
+		addBatchNorm(b, rng, "lin", "y", 5)
+		b.output("y")
+		return b.model(), feeds
+	}
+	t.Run("matrix input", func(t *testing.T) {
+		m, feeds := build(t, true)
+		opt, _ := optimize(t, m)
+		if got := opTypes(opt); len(got) != 3 || got[2] != "Add" {
+			t.Fatalf("optimized nodes %v, want [Flatten MatMul Add]", got)
+		}
+		assertEquivalent(t, m, opt, feeds)
+	})
+	t.Run("rank 3 input", func(t *testing.T) {
+		m, feeds := build(t, false)
+		opt, _ := optimize(t, m)
+		if count(opt, "BatchNormalization") != 1 {
+			t.Fatalf("optimized nodes %v: BatchNormalization folded across the wrong axis", opTypes(opt))
+		}
+		assertEquivalent(t, m, opt, feeds)
+	})
+}

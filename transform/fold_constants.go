@@ -66,7 +66,7 @@ func foldable(x *graphIndex, n *onnx.Node) bool {
 		if o == "" {
 			continue
 		}
-		if x.outputs[o] || x.inputs[o] {
+		if _, defined := x.inits[o]; defined || x.outputs[o] || x.inputs[o] {
 			return false
 		}
 		written++
@@ -138,7 +138,7 @@ func evaluateNode(x *graphIndex, n *onnx.Node, opts *Options) []*onnx.Tensor {
 // input (without an initializer) declared with every dimension fixed.
 func staticShapeOf(x *graphIndex, n *onnx.Node) (*onnx.Tensor, bool) {
 	s, ok := n.Op.(*ops.Shape)
-	if !ok || !x.inputs[s.In.Data] {
+	if !ok || !x.inputs[s.In.Data] || len(n.Outputs) != 1 {
 		return nil, false
 	}
 	if _, hasDefault := x.inits[s.In.Data]; hasDefault {

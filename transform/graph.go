@@ -278,6 +278,15 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	return c
 }
 
+// producerOp returns the typed operator of the node that writes name, or
+// nil.
+func (x *graphIndex) producerOp(name string) onnx.Operator {
+	if p := x.producer[name]; p != nil {
+		return p.Op
+	}
+	return nil
+}
+
 // forgetReader records that n no longer reads name.
 func (x *graphIndex) forgetReader(name string, n *onnx.Node) {
 	readers := x.consumers[name]

@@ -28,8 +28,13 @@ func TestEliminateDead(t *testing.T) {
 	b.node("Relu", []string{"deadMul"}, []string{"deadRelu"})
 	b.node("Sigmoid", []string{"x"}, []string{"y"})
 	b.output("y")
+	floatInfo := &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: onnx.Float}
+	b.g.ValueInfo = []*onnx.ValueInfo{{Name: "deadRelu", Type: floatInfo}, {Name: "y", Type: floatInfo}}
 	m := b.model()
 	opt, rep := optimize(t, m)
+	if len(opt.Graph.ValueInfo) != 1 || opt.Graph.ValueInfo[0].Name != "y" {
+		t.Errorf("value infos %v, want only y's", opt.Graph.ValueInfo)
+	}
 	if got := opTypes(opt); !slices.Equal(got, []string{"Sigmoid"}) {
 		t.Fatalf("optimized nodes %v, want [Sigmoid]", got)
 	}
