@@ -14,12 +14,12 @@ import (
 
 // testGraph builds small models by hand, nodes typed as loading does.
 type testGraph struct {
-	t     *testing.T
+	t     testing.TB
 	opset int64
 	g     *onnx.Graph
 }
 
-func newTestGraph(t *testing.T, opset int64) *testGraph {
+func newTestGraph(t testing.TB, opset int64) *testGraph {
 	t.Helper()
 	return &testGraph{t: t, opset: opset, g: &onnx.Graph{Name: t.Name()}}
 }
