@@ -125,39 +125,37 @@ func foldIntoConv(x *graphIndex, p *onnx.Node, wName, bName string, group int64,
 	if !ok || wt.Type != a.elem || wt.Rank() < 3 || group < 1 || len(p.Inputs) < 2 {
 		return false
 	}
-	w, ok := floatValues(wt)
-	if !ok {
-		return false
-	}
 	channels := len(a.factor)
-	perBlock := onnx.NumElements(wt.Shape[2:]) // one kernel: k1·k2·...
-	scaled := make([]float64, len(w))
+	var channelOf func(i int) int // element of W to output channel
 	if !transposed {
 		if wt.Shape[0] != channels {
 			return false
 		}
-		perChannel := len(w) / channels
-		for i := range w {
-			scaled[i] = w[i] * a.factor[i/perChannel]
-		}
+		perChannel := wt.Len() / channels
+		channelOf = func(i int) int { return i / perChannel }
 	} else {
 		inputs, perGroupOut := wt.Shape[0], wt.Shape[1]
 		if int64(inputs)%group != 0 || int64(perGroupOut)*group != int64(channels) {
 			return false
 		}
 		inputsPerGroup := inputs / int(group)
-		for i := range w {
+		perBlock := onnx.NumElements(wt.Shape[2:]) // one kernel: k1·k2·...
+		channelOf = func(i int) int {
 			block := i / perBlock
 			c, j := block/perGroupOut, block%perGroupOut
-			scaled[i] = w[i] * a.factor[(c/inputsPerGroup)*perGroupOut+j]
+			return (c/inputsPerGroup)*perGroupOut + j
 		}
+	}
+	scaled, ok := scaleByChannel(wt, a.factor, channelOf)
+	if !ok {
+		return false
 	}
 	bias, ok := foldedBias(x, bName, 1, a)
 	if !ok {
 		return false
 	}
 	wNew := x.fresh(wName + ".bnfolded")
-	x.addInitializer(wNew, floatTensor(a.elem, scaled, wt.Shape))
+	x.addInitializer(wNew, scaled)
 	bNew := x.fresh(p.Outputs[0] + ".bias.bnfolded")
 	x.addInitializer(bNew, floatTensor(a.elem, bias, []int{channels}))
 	x.forgetNode(p)
@@ -174,23 +172,19 @@ func foldIntoGemm(x *graphIndex, p *onnx.Node, gemm *ops.Gemm, a channelAffine) 
 	if !ok || gemm.SinceVersion() < 7 || bt.Type != a.elem || bt.Rank() != 2 || len(p.Inputs) < 2 {
 		return false
 	}
-	b, ok := floatValues(bt)
-	if !ok {
-		return false
-	}
 	channels := len(a.factor)
 	rows, cols := bt.Shape[0], bt.Shape[1]
-	scaled := make([]float64, len(b))
+	var channelOf func(i int) int
 	switch {
 	case gemm.TransB == 0 && cols == channels:
-		for i := range b {
-			scaled[i] = b[i] * a.factor[i%cols]
-		}
+		channelOf = func(i int) int { return i % cols }
 	case gemm.TransB != 0 && rows == channels:
-		for i := range b {
-			scaled[i] = b[i] * a.factor[i/cols]
-		}
+		channelOf = func(i int) int { return i / cols }
 	default:
+		return false
+	}
+	scaled, ok := scaleByChannel(bt, a.factor, channelOf)
+	if !ok {
 		return false
 	}
 	bias, ok := foldedBias(x, gemm.In.C, float64(gemm.Beta), a)
@@ -198,7 +192,7 @@ func foldIntoGemm(x *graphIndex, p *onnx.Node, gemm *ops.Gemm, a channelAffine) 
 		return false
 	}
 	bNew := x.fresh(gemm.In.B + ".bnfolded")
-	x.addInitializer(bNew, floatTensor(a.elem, scaled, bt.Shape))
+	x.addInitializer(bNew, scaled)
 	cNew := x.fresh(p.Outputs[0] + ".bias.bnfolded")
 	x.addInitializer(cNew, floatTensor(a.elem, bias, []int{channels}))
 	attrs := make([]*onnx.Attribute, 0, len(p.Attributes)+1)
@@ -238,20 +232,17 @@ func foldIntoMatMulAdd(x *graphIndex, add *onnx.Node, op *ops.Add, a channelAffi
 	if c, ok := x.constant(cName); !ok || c.Rank() > 2 {
 		return false, nil // a bias of higher rank would broadcast the output to it
 	}
-	w, ok := floatValues(wt)
+	cols := wt.Shape[1]
+	scaled, ok := scaleByChannel(wt, a.factor, func(i int) int { return i % cols })
 	if !ok {
 		return false, nil
-	}
-	cols := wt.Shape[1]
-	for i := range w {
-		w[i] *= a.factor[i%cols]
 	}
 	bias, ok := foldedBias(x, cName, 1, a)
 	if !ok {
 		return false, nil
 	}
 	wNew := x.fresh(mm.In.B + ".bnfolded")
-	x.addInitializer(wNew, floatTensor(a.elem, w, wt.Shape))
+	x.addInitializer(wNew, scaled)
 	cNew := x.fresh(add.Outputs[0] + ".bias.bnfolded")
 	x.addInitializer(cNew, floatTensor(a.elem, bias, []int{cols}))
 	x.forgetNode(q)
@@ -320,6 +311,28 @@ func foldedBias(x *graphIndex, name string, coef float64, a channelAffine) ([]fl
 		bias[c] = coef*bias[c]*a.factor[c] + a.shift[c]
 	}
 	return bias, true
+}
+
+// scaleByChannel returns a new tensor like t (float32 or float64) whose
+// element i is t's multiplied by factor[channelOf(i)], rounded once to
+// t's type. It works in t's own type so that folding a large weight
+// allocates nothing but the result.
+func scaleByChannel(t *onnx.Tensor, factor []float64, channelOf func(i int) int) (*onnx.Tensor, bool) {
+	switch d := t.Data.(type) {
+	case []float32:
+		out := make([]float32, len(d))
+		for i, v := range d {
+			out[i] = float32(float64(v) * factor[channelOf(i)])
+		}
+		return onnx.FromSlice(out, t.Shape...), true
+	case []float64:
+		out := make([]float64, len(d))
+		for i, v := range d {
+			out[i] = v * factor[channelOf(i)]
+		}
+		return onnx.FromSlice(out, t.Shape...), true
+	}
+	return nil, false
 }
 
 // floatValues returns a float32 or float64 tensor's values as float64.

@@ -200,6 +200,11 @@ func TestOptimizeKeepsConformance(t *testing.T) {
 	passed := 0
 	for i, want := range plain.Tests {
 		got := optimized.Tests[i]
+		if strings.Contains(want.Name, "bernoulli") {
+			// Random draws: they match ONNX's expected output only by
+			// chance, with or without Optimize.
+			continue
+		}
 		if want.Status == metrics.Passed {
 			passed++
 			if got.Status != metrics.Passed {
