@@ -2,11 +2,11 @@
 // passes any backend can run before it compiles a graph.
 //
 // Optimize applies the inference passes — constant folding, folding
-// BatchNormalization into the Conv, ConvTranspose or Gemm before it,
-// removing no-op nodes (Identity, inference Dropout, a Cast to the type
-// the value already has), merging consecutive Reshapes, and removing dead
-// nodes and unused initializers — over and over until none of them
-// changes anything. It works on a copy: the caller's model, its nodes and
+// BatchNormalization into the Conv, ConvTranspose, Gemm or MatMul+Add
+// before it, removing no-op nodes (Identity, inference Dropout, a Cast to
+// the type the value already has), merging consecutive Reshapes, and
+// removing dead nodes and unused initializers — over and over until none
+// of them changes anything. It works on a copy: the caller's model, its nodes and
 // its initializers' data are never modified.
 //
 // Each pass lives in a file of its own and is one entry of the list that
