@@ -28,6 +28,15 @@ type Options struct {
 	// whole batch of images through the first layer) would be computed
 	// for nothing. Gradient checks leave it unset.
 	SkipInputGradients bool
+	// Optimize lets the backend rewrite the graph for inference with
+	// package transform before compiling it: fold constants and
+	// BatchNormalization into the layer before it, drop no-ops (Identity,
+	// inference Dropout) and dead nodes. Parameters and intermediate values
+	// then differ from the model's (folded weights have new names, removed
+	// values cannot be fetched), so leave it off for training, gradient
+	// checks and anything that reads or feeds parameters. Backends that
+	// optimize on their own (ONNX Runtime) ignore it.
+	Optimize bool
 }
 
 // Backend is a registered backend.

@@ -77,7 +77,7 @@ func TestD500Run(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "missing.onnx") {
 		t.Fatalf("missing model: exit %d, %s", code, stderr)
 	}
-	for _, args := range [][]string{{"run"}, {"run", "--model", "m.onnx", "--bench", "-1"}, {"run", "--model", "m.onnx", "--json", "x.json"}} {
+	for _, args := range [][]string{{"run"}, {"run", "--model", "m.onnx", "--bench", "-1"}, {"run", "--model", "m.onnx", "--json", "x.json"}, {"run", "--model", "m.onnx", "--optimize=maybe"}} {
 		if _, _, code := runD500(t, bin, args...); code != 2 {
 			t.Errorf("d500 %v: exit %d, want 2", args, code)
 		}
@@ -86,6 +86,21 @@ func TestD500Run(t *testing.T) {
 	stdout, stderr, code = runD500(t, bin, "run", "--model", filepath.Join(c, "model.onnx"), "--random-inputs", "--bench", "3")
 	if code != 0 || !strings.Contains(stdout, "3 runs") {
 		t.Fatalf("random inputs: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// --optimize=false runs the graph as written, with the same result.
+	plainOut := filepath.Join(dir, "plain")
+	stdout, stderr, code = runD500(t, bin, "run", "--model", filepath.Join(c, "model.onnx"), "--optimize=false",
+		"--input", filepath.Join(set, "input_0.pb"), "--input", filepath.Join(set, "input_1.pb"), "--input", filepath.Join(set, "input_2.pb"),
+		"--output-dir", plainOut)
+	if code != 0 {
+		t.Fatalf("--optimize=false: exit %d\n%s%s", code, stdout, stderr)
+	}
+	_, plain, err := onnx.ReadValue(filepath.Join(plainOut, "output_0.pb"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := metrics.Compare(plain, want, metrics.ONNXTolerance); !d.Equal() {
+		t.Fatalf("--optimize=false output differs from ONNX's: %s", d.Mismatch)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
+	"github.com/deep500/deep500-go/transform"
 )
 
 func init() {
@@ -74,6 +75,15 @@ type executor struct {
 func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("native: model has no graph")
+	}
+	if opts.Optimize {
+		opts.Optimize = false // the evaluator's one-node models, and the result, compile as they are
+		evaluate := transform.NetworkEvaluator(func(m *onnx.Model) (network.Network, error) { return New(m, backend.Options{Threads: 1}) })
+		optimized, _, err := transform.Optimize(m, transform.Options{Evaluate: evaluate})
+		if err != nil {
+			return nil, fmt.Errorf("native: %w", err)
+		}
+		m = optimized
 	}
 	g := m.Graph
 	e := &executor{

@@ -14,7 +14,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N [--compare B,...]] [--warmup N] [--json FILE] [--threads N] [--backend-opt KEY=VALUE]"
+const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N [--compare B,...]] [--warmup N] [--json FILE] [--threads N] [--optimize=true|false] [--backend-opt KEY=VALUE]"
 
 // inputFlags collects repeated --input flags.
 type inputFlags []string
@@ -52,6 +52,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	jsonPath := fs.String("json", "", "with --bench, write the timing report as JSON to `FILE`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
 	compare := fs.String("compare", "", "with --bench, also time these comma-separated backends on the same inputs (their outputs must agree) and print the ratios of median latency")
+	optimize := fs.Bool("optimize", true, "let the backends rewrite the graph for inference first (package transform: fold constants and BatchNormalization, drop no-ops and dead nodes); ONNX Runtime optimizes on its own either way")
 	settings := backendOptFlag(fs)
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
@@ -85,7 +86,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	opts := backend.Options{Threads: *threads, Settings: settings}
+	opts := backend.Options{Threads: *threads, Settings: settings, Optimize: *optimize}
 	net, err := backend.New(*backendName, model, opts)
 	if err != nil {
 		return fail(fmt.Errorf("%s backend: %w", *backendName, err))
