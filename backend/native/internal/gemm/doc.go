@@ -4,6 +4,10 @@
 // in AVX2/FMA assembly where the processor has them and a portable one
 // everywhere; products of a few rows skip packing for row kernels; and
 // MultiplySimple is the unblocked loop of the integer types.
+// MultiplyFused and MultiplyImplicitBFused end each finished tile of C
+// with an Epilogue (bias per row or column, a residual, a clamp or another
+// activation) while the tile is in cache, so that a layer's bias and
+// activation cost no pass of their own over its output.
 //
 // It knows nothing of ONNX or of operators (as ONNX Runtime's MLAS knows
 // nothing of its graph): MatMul, Gemm, the convolutions and the recurrent

@@ -71,13 +71,28 @@ func Multiply[T Float](m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc 
 
 // multiply is Multiply with the implementation im.
 func multiply[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int, threads int) {
+	multiplyFused(im, m, n, k, alpha, a, b, beta, c, ldc, threads, nil)
+}
+
+// MultiplyFused is Multiply followed by the epilogue ep (nil: none), which
+// each tile of C goes through as soon as its product is complete: C =
+// ep(alpha*A*B + beta*C). A bias in ep with beta 0 costs no pass filling C
+// first.
+func MultiplyFused[T Float](m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
+	multiplyFused(active, m, n, k, alpha, a, b, beta, c, ldc, threads, ep)
+}
+
+// multiplyFused is MultiplyFused with the implementation im.
+func multiplyFused[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
 	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
+		ep.Apply(c, ldc, m, n)
 		return
 	}
 	if gemmFewRows(im, m, n, k, alpha, a, b, beta, c, ldc) {
+		ep.Apply(c, ldc, m, n)
 		return
 	}
-	gemmTiled(im, m, n, k, alpha, a, b, nil, beta, c, ldc, threads)
+	gemmTiled(im, m, n, k, alpha, a, b, nil, beta, c, ldc, threads, ep)
 }
 
 // PanelPacker writes the kc x nc block at (p0, j0) of a B matrix that is
@@ -93,10 +108,22 @@ func MultiplyImplicitB[T Float](m, n, k int, alpha T, a Matrix[T], packB PanelPa
 
 // multiplyImplicitB is MultiplyImplicitB with the implementation im.
 func multiplyImplicitB[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
+	multiplyImplicitBFused(im, m, n, k, alpha, a, packB, beta, c, ldc, threads, nil)
+}
+
+// MultiplyImplicitBFused is MultiplyImplicitB followed by the epilogue ep
+// (nil: none), as MultiplyFused.
+func MultiplyImplicitBFused[T Float](m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
+	multiplyImplicitBFused(active, m, n, k, alpha, a, packB, beta, c, ldc, threads, ep)
+}
+
+// multiplyImplicitBFused is MultiplyImplicitBFused with the implementation im.
+func multiplyImplicitBFused[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
 	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
+		ep.Apply(c, ldc, m, n)
 		return
 	}
-	gemmTiled(im, m, n, k, alpha, a, Matrix[T]{}, packB, beta, c, ldc, threads)
+	gemmTiled(im, m, n, k, alpha, a, Matrix[T]{}, packB, beta, c, ldc, threads, ep)
 }
 
 // gemmWithoutProduct handles the products that multiply nothing (C empty,
@@ -114,8 +141,9 @@ func gemmWithoutProduct[T Float](m, n, k int, alpha, beta T, c []T, ldc int) boo
 }
 
 // gemmTiled is the blocked product of gemm, with B read from b or, when
-// packB is not nil, produced by it.
-func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
+// packB is not nil, produced by it; each finished tile then goes through
+// ep when it is not nil.
+func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
 	// With beta 0 the first K slice stores its products instead of
 	// adding them (overwrite), which saves a pass clearing C.
 	if beta != 0 {
@@ -135,7 +163,7 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB Pa
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	kern := kernelFor[T](im)
-	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
+	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0, epilogue: ep,
 		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
 		packBSize: roundUp(min(ncTile, n), kern.Nr) * min(kcSlice, k)}
 	if threads <= 1 {
@@ -157,7 +185,8 @@ type gemmJob[T Float] struct {
 	ldc                  int
 	tiles, tilesN        int
 	kern                 MicroKernel[T]
-	overwrite            bool // the first K slice stores into C (beta 0)
+	overwrite            bool         // the first K slice stores into C (beta 0)
+	epilogue             *Epilogue[T] // run on each tile after its last K slice, if not nil
 	packASize, packBSize int
 }
 
@@ -182,6 +211,10 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 				packPanelsB(j.im, *packB, j.b, p0, j0, kc, nc, j.kern.Nr)
 			}
 			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
+		}
+		if j.epilogue != nil {
+			// The tile was just written: it is still in cache.
+			j.epilogue.apply(j.c, j.ldc, i0, j0, mc, nc)
 		}
 	}
 }
