@@ -21,6 +21,9 @@ type builder struct {
 	// probing is set by Supports: names need not be defined and nothing
 	// is emitted; only whether the Visit method accepts the operator counts.
 	probing bool
+	// sink, when not nil, receives the emitted steps instead of the plan
+	// (the unfused fallback of a fusion, fuse.go).
+	sink *[]step
 }
 
 // valueRef is a resolved input or output: its slot, and its name for
@@ -107,7 +110,11 @@ func (b *builder) output(name string) valueRef {
 
 // emit appends the compiled kernel of the current node to the plan.
 func (b *builder) emit(k kernel) error {
-	if !b.probing {
+	switch {
+	case b.probing:
+	case b.sink != nil:
+		*b.sink = append(*b.sink, step{node: b.node, run: k})
+	default:
 		b.e.plan = append(b.e.plan, step{node: b.node, run: k})
 	}
 	return nil

@@ -152,6 +152,17 @@ func convRunItems(items, work, threads int, item func(i, worker, inner int)) {
 // convForward computes y = conv(x, w) + b for float32 or float64 data
 // (b may be nil). y is [N, M, out...].
 func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int) {
+	convForwardFused(y, x, w, b, s, sc, threads, nil, nil)
+}
+
+// convForwardFused is convForward ending in a fused epilogue: y =
+// act(conv(x, w) + b + residual), where residual (nil: none) has y's shape
+// and act (nil: none) is the activation. The bias, the residual and the
+// activation are applied by the GEMM to each tile of the output as it is
+// finished (gemm.Epilogue), or, on the thin paths, to each (image, group)
+// block of rows right after it is computed: either way while it is in
+// cache, and without the pass that filled the output with the bias first.
+func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation) {
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
 	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
@@ -178,25 +189,25 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 		xg := x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
 		yg := y[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 		wg := w[gi*mg*kc : (gi+1)*mg*kc]
-		var beta T
-		if b != nil {
-			beta = 1
-			for r := range mg {
-				row := yg[r*outSz : (r+1)*outSz]
-				v := b[gi*mg+r]
-				for j := range row {
-					row[j] = v
-				}
+		var ep *gemm.Epilogue[T]
+		if b != nil || residual != nil || act != nil {
+			ep = epilogueOf[T](act)
+			if b != nil {
+				ep.RowBias = b[gi*mg : (gi+1)*mg]
+			}
+			if residual != nil {
+				ep.Residual = residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 			}
 		}
 		if mg <= 2 && !direct {
 			// Too thin for a GEMM (depthwise convolutions): no im2col.
-			conv.DirectThin(yg, wg, xg, cg, mg, g, b == nil)
+			conv.DirectThin(yg, wg, xg, cg, mg, g, true)
+			ep.Apply(yg, outSz, mg, outSz)
 			return
 		}
 		if implicit {
 			packB := func(dst []T, p0, j0, kc, nc, nr int) { conv.PackIm2colPanels2D(dst, xg, g, p0, j0, kc, nc, nr) }
-			gemm.MultiplyImplicitB(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), packB, beta, yg, outSz, inner)
+			gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), packB, 0, yg, outSz, inner, ep)
 			return
 		}
 		cols := xg
@@ -207,10 +218,11 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 		if mg <= 2 {
 			// A GEMM this thin (depthwise convolutions) is all packing:
 			// add the scaled column rows straight into the output rows.
-			conv.ThinProduct(yg, wg, cols, mg, kc, outSz, b == nil)
+			conv.ThinProduct(yg, wg, cols, mg, kc, outSz, true)
+			ep.Apply(yg, outSz, mg, outSz)
 			return
 		}
-		gemm.Multiply(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), beta, yg, outSz, inner)
+		gemm.MultiplyFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), 0, yg, outSz, inner, ep)
 	})
 }
 
@@ -271,28 +283,64 @@ type convKernel struct {
 }
 
 func (k *convKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error) {
-	if err := checkStorage(x); err != nil {
-		return nil, err
-	}
-	if w.Type != x.Type || (b != nil && b.Type != x.Type) {
-		return nil, fmt.Errorf("inputs have different types: X %v, W %v", x.Type, w.Type)
-	}
-	s, err := checkConvShapes(&k.attrs, k.kernelShape, k.group, x.Shape, w.Shape, false)
+	s, shape, err := k.check(x, w, b)
 	if err != nil {
 		return nil, err
-	}
-	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != s.m) {
-		return nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
-	}
-	shape := append([]int{s.n, s.m}, s.geom.Out...)
-	if s.geom.KernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.OutSize()) {
-		return nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
 	}
 	out := k.out.tensor(x.Type, shape)
 	if err := k.buf.run("Conv", out, x, w, b, s, k.threads, convForward[float32], convForward[float64]); err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// check validates a Conv's inputs and returns its geometry and output
+// shape.
+func (k *convKernel) check(x, w, b *onnx.Tensor) (*convShapes, []int, error) {
+	if err := checkStorage(x); err != nil {
+		return nil, nil, err
+	}
+	if w.Type != x.Type || (b != nil && b.Type != x.Type) {
+		return nil, nil, fmt.Errorf("inputs have different types: X %v, W %v", x.Type, w.Type)
+	}
+	s, err := checkConvShapes(&k.attrs, k.kernelShape, k.group, x.Shape, w.Shape, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != s.m) {
+		return nil, nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
+	}
+	shape := append([]int{s.n, s.m}, s.geom.Out...)
+	if s.geom.KernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.OutSize()) {
+		return nil, nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
+	}
+	return s, shape, nil
+}
+
+// computeFused is compute followed by the epilogue of a fusion: act(conv +
+// residual). It reports false, computing nothing, when the fused kernel
+// does not apply to these tensors (neither float32 nor float64, or a
+// residual of another type or shape, which the separate Add would
+// broadcast): the caller then runs the nodes one by one.
+func (k *convKernel) computeFused(x, w, b, residual *onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error) {
+	if x.Type != onnx.Float && x.Type != onnx.Double {
+		return nil, false, nil
+	}
+	s, shape, err := k.check(x, w, b)
+	if err != nil {
+		return nil, false, err
+	}
+	if residual != nil && (residual.Type != x.Type || !sameShape(residual.Shape, shape) || checkStorage(residual) != nil) {
+		return nil, false, nil
+	}
+	out := k.out.tensor(x.Type, shape)
+	switch xd := x.Data.(type) {
+	case []float32:
+		convForwardFused(out.Data.([]float32), xd, w.Data.([]float32), optionalData[float32](b), s, &k.buf.s32, k.threads, optionalData[float32](residual), act)
+	case []float64:
+		convForwardFused(out.Data.([]float64), xd, w.Data.([]float64), optionalData[float64](b), s, &k.buf.s64, k.threads, optionalData[float64](residual), act)
+	}
+	return out, true, nil
 }
 
 // VisitConv compiles Conv (versions 1, 11, 22 share their semantics).
@@ -310,18 +358,24 @@ func (b *builder) VisitConv(op *ops.Conv) error {
 		return err
 	}
 	y := b.output(op.Out.Y)
+	k, err := b.newConvKernel(op)
+	if err != nil {
+		return err
+	}
+	return b.emit(tensorsKernel([]valueRef{x, w, bias}, y, func(ts []*onnx.Tensor) (*onnx.Tensor, error) {
+		return k.compute(ts[0], ts[1], ts[2])
+	}))
+}
+
+// newConvKernel makes the kernel of a Conv node from its attributes.
+func (b *builder) newConvKernel(op *ops.Conv) (*convKernel, error) {
 	k := &convKernel{
 		attrs:       convWindowAttrs{op: "Conv", autoPad: op.AutoPad, strides: op.Strides, dilations: op.Dilations, pads: op.Pads},
 		kernelShape: slices.Clone(op.KernelShape),
 		group:       op.Group,
 		threads:     b.e.threads,
 	}
-	if err := checkAutoPad(k.attrs.autoPad); err != nil {
-		return err
-	}
-	return b.emit(tensorsKernel([]valueRef{x, w, bias}, y, func(ts []*onnx.Tensor) (*onnx.Tensor, error) {
-		return k.compute(ts[0], ts[1], ts[2])
-	}))
+	return k, checkAutoPad(k.attrs.autoPad)
 }
 
 // checkAutoPad rejects an auto_pad value ONNX does not define.

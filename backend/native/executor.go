@@ -56,6 +56,10 @@ type executor struct {
 	params       []string
 	outputs      []string
 
+	// fusedAway names the values inside fused chains (fuse.go), which are
+	// never stored, with the chain that absorbed each.
+	fusedAway map[string]string
+
 	frozen map[string]bool // parameters backprop leaves out
 	// skipInputGrads leaves the graph inputs out of backprop too
 	// (backend.Options.SkipInputGradients).
@@ -76,6 +80,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("native: model has no graph")
 	}
+	fuse := opts.Optimize
 	if opts.Optimize {
 		opts.Optimize = false // the evaluator's one-node models, and the result, compile as they are
 		evaluate := transform.NetworkEvaluator(func(m *onnx.Model) (network.Network, error) { return New(m, backend.Options{Threads: 1}) })
@@ -93,6 +98,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		inputOf:      map[string]*graphInput{},
 		initializers: map[string]bool{},
 		frozen:       map[string]bool{},
+		fusedAway:    map[string]string{},
 	}
 	if err := e.loadInitializers(); err != nil {
 		return nil, err
@@ -106,8 +112,21 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		e.inputOf[vi.Name] = in
 	}
 	b := &builder{e: e}
+	var fusions fusionPlan
+	if fuse {
+		fusions = planFusions(g, e.constant)
+	}
 	for _, n := range g.Nodes {
-		if err := b.compile(n); err != nil {
+		var err error
+		switch {
+		case fusions.absorbed[n]:
+			continue // compiled with the chain's last node
+		case fusions.byTail[n] != nil:
+			err = b.compileFusion(fusions.byTail[n])
+		default:
+			err = b.compile(n)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -149,6 +168,27 @@ func (e *executor) loadInitializers() error {
 		e.initializers[init.Name] = true
 	}
 	return nil
+}
+
+// constant returns the value of name when it is the same for every run:
+// an initializer that is not also a graph input (whose initializer is
+// only a default).
+func (e *executor) constant(name string) (*onnx.Tensor, bool) {
+	if !e.initializers[name] || e.inputOf[name] != nil {
+		return nil, false
+	}
+	t, ok := e.slots[e.slotOf[name]].(*onnx.Tensor)
+	return t, ok && t != nil
+}
+
+// notMaterialised is the error for a value inside a fused chain, which
+// Fetch and AddOutput cannot return; nil for any other value.
+func (e *executor) notMaterialised(name string) error {
+	chain, ok := e.fusedAway[name]
+	if !ok {
+		return nil
+	}
+	return fmt.Errorf("native: %q is not materialised: the optimizer fused %s into one kernel (build with Optimize off to fetch it)", name, chain)
 }
 
 // defineSlot returns the slot of a value name, creating it on first use.
@@ -257,6 +297,9 @@ func (e *executor) Fetch(names ...string) ([]onnx.Value, error) {
 			out[i] = g
 			continue
 		}
+		if err := e.notMaterialised(name); err != nil {
+			return nil, err
+		}
 		s, ok := e.slotOf[name]
 		if !ok {
 			return nil, fmt.Errorf("native: no value named %q in the graph", name)
@@ -277,6 +320,9 @@ func (e *executor) Feed(name string, v onnx.Value) error {
 	defer e.mu.Unlock()
 	if v == nil {
 		return fmt.Errorf("native: feed %q: nil value", name)
+	}
+	if err := e.notMaterialised(name); err != nil {
+		return err
 	}
 	if ok, err := e.feedGrad(name, v); ok {
 		return err
@@ -337,6 +383,9 @@ func (e *executor) Outputs() []string { return append([]string{}, e.outputs...) 
 func (e *executor) AddOutput(name string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.notMaterialised(name); err != nil {
+		return err
+	}
 	if _, ok := e.slotOf[name]; !ok {
 		return fmt.Errorf("native: no value named %q in the graph", name)
 	}

@@ -182,6 +182,9 @@ func (e *executor) backwardFor(loss string) (*backwardPlan, error) {
 // respect to the slots marked trainable, over the first upTo steps of the
 // plan (all of them for a loss; those before it for a Gradient node).
 func (e *executor) compileBackward(lossSlot int, trainable []bool, upTo int) (*backwardPlan, error) {
+	if len(e.fusedAway) > 0 {
+		return nil, fmt.Errorf("native: backprop needs the values that fusion left out; build the network with Optimize off to train it")
+	}
 	n := len(e.slots)
 	// Forward: which slots depend on a trainable value.
 	active := make([]bool, n)

@@ -122,10 +122,26 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 // other; smaller ones are instead spread over goroutines, one whole
 // product each.
 func batchedGemm[T floatElem](p matmulPlan, a, b, c []T, threads int) {
+	batchedGemmFused(p, a, b, c, threads, nil, nil, nil)
+}
+
+// batchedGemmFused is batchedGemm ending each product in an epilogue:
+// c = act(a·b + colBias + residual), colBias (nil: none) one value per
+// column, residual (nil: none) laid out like c, act nil for none.
+func batchedGemmFused[T floatElem](p matmulPlan, a, b, c []T, threads int, colBias, residual []T, act *fusedActivation) {
 	batches := len(p.aOffsets)
+	fused := colBias != nil || residual != nil || act != nil
 	one := func(i, threads int) {
-		gemm.Multiply(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
-			0, c[i*p.m*p.n:], p.n, threads)
+		var ep *gemm.Epilogue[T]
+		if fused {
+			ep = epilogueOf[T](act)
+			ep.ColBias = colBias
+			if residual != nil {
+				ep.Residual = residual[i*p.m*p.n:]
+			}
+		}
+		gemm.MultiplyFused(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
+			0, c[i*p.m*p.n:], p.n, threads, ep)
 	}
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
@@ -150,6 +166,47 @@ func batchedGemm[T floatElem](p matmulPlan, a, b, c []T, threads int) {
 	wg.Wait()
 }
 
+// computeFused is compute followed by the epilogue of a fusion: act(a·b +
+// addends), where the addends are the other operands of the Adds that
+// follow: at most a bias (one value per column, first) and a residual (of
+// the output's shape). It reports false, computing nothing, when the
+// fused kernel does not apply to these tensors (neither float32 nor
+// float64, a vector operand, addends that are not a bias then a
+// residual): the caller then runs the nodes one by one.
+func (k *matmulKernel) computeFused(a, b *onnx.Tensor, addends []*onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error) {
+	if a.Type != onnx.Float && a.Type != onnx.Double || b.Type != a.Type || len(a.Shape) < 2 || len(b.Shape) < 2 {
+		return nil, false, nil
+	}
+	if err := checkStorage(a); err != nil {
+		return nil, false, err
+	}
+	p, err := planMatMul(a.Shape, b.Shape)
+	if err != nil {
+		return nil, false, err
+	}
+	var bias, residual *onnx.Tensor
+	for i, t := range addends {
+		switch {
+		case t.Type != a.Type || checkStorage(t) != nil:
+			return nil, false, nil
+		case i == 0 && len(t.Shape) == 1 && t.Shape[0] == p.n:
+			bias = t
+		case residual == nil && sameShape(t.Shape, p.outShape) && (bias != nil || len(addends) == 1):
+			residual = t
+		default:
+			return nil, false, nil
+		}
+	}
+	out := k.out.tensor(a.Type, p.outShape)
+	switch ad := a.Data.(type) {
+	case []float32:
+		batchedGemmFused(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, optionalData[float32](bias), optionalData[float32](residual), act)
+	case []float64:
+		batchedGemmFused(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, optionalData[float64](bias), optionalData[float64](residual), act)
+	}
+	return out, true, nil
+}
+
 func batchedGemmSimple[T numeric](p matmulPlan, a, b, c []T) {
 	for i := range p.aOffsets {
 		gemm.MultiplySimple(p.m, p.n, p.k, 1, a[p.aOffsets[i]:], p.k, false, b[p.bOffsets[i]:], p.n, false, 0, c[i*p.m*p.n:], p.n)
@@ -172,16 +229,41 @@ type gemmKernel struct {
 }
 
 func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
+	return k.computeWith(a, b, c, nil, nil)
+}
+
+// computeFused is compute followed by the epilogue of a fusion: act(Gemm +
+// residual). It reports false, computing nothing, when the fused kernel
+// does not apply to these tensors (neither float32 nor float64, or a
+// residual of another type or shape, which the separate Add would
+// broadcast): the caller then runs the nodes one by one.
+func (k *gemmKernel) computeFused(a, b, c, residual *onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error) {
+	if a.Type != onnx.Float && a.Type != onnx.Double {
+		return nil, false, nil
+	}
+	m, n, _, err := k.shapes(a, b, c)
+	if err != nil {
+		return nil, false, err
+	}
+	if residual != nil && (residual.Type != a.Type || !sameShape(residual.Shape, []int{m, n}) || checkStorage(residual) != nil) {
+		return nil, false, nil
+	}
+	out, err := k.computeWith(a, b, c, residual, act)
+	return out, err == nil, err
+}
+
+// shapes checks Gemm's operands and returns the product's sizes.
+func (k *gemmKernel) shapes(a, b, c *onnx.Tensor) (m, n, ka int, err error) {
 	if a.Type != b.Type || (c != nil && c.Type != a.Type) {
-		return nil, fmt.Errorf("operands have different types")
+		return 0, 0, 0, fmt.Errorf("operands have different types")
 	}
 	if err := checkStorage(a); err != nil {
-		return nil, err
+		return 0, 0, 0, err
 	}
 	if len(a.Shape) != 2 || len(b.Shape) != 2 {
-		return nil, fmt.Errorf("Gemm operands must be 2-D, got %v and %v", a.Shape, b.Shape)
+		return 0, 0, 0, fmt.Errorf("Gemm operands must be 2-D, got %v and %v", a.Shape, b.Shape)
 	}
-	m, ka := a.Shape[0], a.Shape[1]
+	m, ka = a.Shape[0], a.Shape[1]
 	if k.transA {
 		m, ka = ka, m
 	}
@@ -190,16 +272,35 @@ func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
 		kb, n = n, kb
 	}
 	if ka != kb {
-		return nil, fmt.Errorf("Gemm shapes %v and %v (transA=%v, transB=%v) do not agree: inner dimensions %d and %d",
+		return 0, 0, 0, fmt.Errorf("Gemm shapes %v and %v (transA=%v, transB=%v) do not agree: inner dimensions %d and %d",
 			a.Shape, b.Shape, k.transA, k.transB, ka, kb)
+	}
+	return m, n, ka, nil
+}
+
+// computeWith computes Gemm, then adds residual (nil: none, else float32
+// or float64 of the output's shape) and applies act (nil: none). A C that
+// is one value per column with beta 1 (a layer's bias) is added in the
+// GEMM's epilogue instead of filling the output first.
+func (k *gemmKernel) computeWith(a, b, c, residual *onnx.Tensor, act *fusedActivation) (*onnx.Tensor, error) {
+	m, n, ka, err := k.shapes(a, b, c)
+	if err != nil {
+		return nil, err
 	}
 	outShape := []int{m, n}
 	out := k.out.tensor(a.Type, outShape)
 	beta := k.beta
-	if c == nil {
+	var colBias *onnx.Tensor
+	switch {
+	case c == nil:
 		beta = 0
-	} else if err := k.fillWithC(out, c, outShape); err != nil {
-		return nil, err
+	case beta == 1 && !k.legacyExactC && (a.Type == onnx.Float || a.Type == onnx.Double) && c.Len() == n &&
+		(len(c.Shape) == 1 || len(c.Shape) == 2 && c.Shape[0] == 1):
+		colBias, beta = c, 0
+	default:
+		if err := k.fillWithC(out, c, outShape); err != nil {
+			return nil, err
+		}
 	}
 	lda, ldb := a.Shape[1], b.Shape[1]
 	if a.Type.IsInteger() && (k.alpha != float32(math.Trunc(float64(k.alpha))) || beta != float32(math.Trunc(float64(beta)))) {
@@ -209,9 +310,11 @@ func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
 	}
 	switch ad := a.Data.(type) {
 	case []float32:
-		gemm.Multiply(m, n, ka, k.alpha, gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads)
+		ep := gemmEpilogue[float32](colBias, residual, act)
+		gemm.MultiplyFused(m, n, ka, k.alpha, gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads, ep)
 	case []float64:
-		gemm.Multiply(m, n, ka, float64(k.alpha), gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads)
+		ep := gemmEpilogue[float64](colBias, residual, act)
+		gemm.MultiplyFused(m, n, ka, float64(k.alpha), gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads, ep)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
@@ -235,6 +338,17 @@ func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
 		return nil, network.Unsupportedf("Gemm of %v tensors", a.Type)
 	}
 	return out, nil
+}
+
+// gemmEpilogue is the epilogue of a Gemm: its column bias, the residual
+// and the activation (each nil when absent); nil when all are.
+func gemmEpilogue[T floatElem](colBias, residual *onnx.Tensor, act *fusedActivation) *gemm.Epilogue[T] {
+	if colBias == nil && residual == nil && act == nil {
+		return nil
+	}
+	ep := epilogueOf[T](act)
+	ep.ColBias, ep.Residual = optionalData[T](colBias), optionalData[T](residual)
+	return ep
 }
 
 // fillWithC copies C, broadcast to [M, N], into the output, which the GEMM
@@ -294,13 +408,18 @@ func (b *builder) VisitGemm(op *ops.Gemm) error {
 		}
 	}
 	out := b.output(op.Out.Y)
-	k := &gemmKernel{
-		alpha: op.Alpha, beta: op.Beta,
-		transA: op.TransA == 1, transB: op.TransB == 1,
-		legacyExactC: since < 7 && op.Broadcast == 0,
-		threads:      b.e.threads,
-	}
+	k := b.newGemmKernel(op)
 	return b.emit(tensorsKernel([]valueRef{x, y, c}, out, func(ts []*onnx.Tensor) (*onnx.Tensor, error) {
 		return k.compute(ts[0], ts[1], ts[2])
 	}))
+}
+
+// newGemmKernel makes the kernel of a Gemm node from its attributes.
+func (b *builder) newGemmKernel(op *ops.Gemm) *gemmKernel {
+	return &gemmKernel{
+		alpha: op.Alpha, beta: op.Beta,
+		transA: op.TransA == 1, transB: op.TransB == 1,
+		legacyExactC: op.SinceVersion() < 7 && op.Broadcast == 0,
+		threads:      b.e.threads,
+	}
 }
