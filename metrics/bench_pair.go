@@ -43,8 +43,10 @@ type PairConfig struct {
 // BenchPair times a and b alternately — a, b, a, b, … — so that a drift of
 // the machine's speed during the measurement (another job starting, the
 // clock frequency changing) falls on both alike and their ratio stays
-// meaningful. The warm-up alternates too. The first error stops it and is
-// returned naming the side and run; a cancelled Stop returns its error.
+// meaningful. The warm-up alternates too. b may be nil: then a alone is
+// timed, the same way, and B and Ratio stay zero. The first error stops it
+// and is returned naming the side and run; a cancelled Stop returns its
+// error.
 func BenchPair(a, b func() error, cfg PairConfig) (PairResult, error) {
 	return benchPair(a, b, cfg, time.Now)
 }
@@ -65,6 +67,9 @@ func benchPair(a, b func() error, cfg PairConfig, now func() time.Time) (PairRes
 		return cfg.Stop.Err()
 	}
 	timed := func(run func() error) (time.Duration, error) {
+		if run == nil {
+			return 0, nil
+		}
 		start := now()
 		err := run()
 		return now().Sub(start), err
@@ -98,8 +103,11 @@ func benchPair(a, b func() error, cfg PairConfig, now func() time.Time) (PairRes
 			return PairResult{}, fmt.Errorf("B: timed run %d: %w", i+1, err)
 		}
 	}
-	res := PairResult{Runs: runs, A: quantiles(ta), B: quantiles(tb)}
-	res.Ratio = res.A.Median / res.B.Median
+	res := PairResult{Runs: runs, A: quantiles(ta)}
+	if b != nil {
+		res.B = quantiles(tb)
+		res.Ratio = res.A.Median / res.B.Median
+	}
 	return res, nil
 }
 

@@ -47,6 +47,19 @@ func TestBenchPairAlternatesAndSummarises(t *testing.T) {
 	}
 }
 
+// Without b, a alone is timed, with a's durations only.
+func TestBenchPairAlone(t *testing.T) {
+	c := &fakeClock{}
+	var order []string
+	res, err := benchPair(fakeRun(c, &order, "a", 9, 4, 2, 6), nil, PairConfig{Warmup: 1, Runs: 3}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(order) != 4 || res.Runs != 3 || res.A != (Quantiles{2, 2, 4, 6, 6}) || res.B != (Quantiles{}) || res.Ratio != 0 {
+		t.Fatalf("a alone: %+v after %d calls", res, len(order))
+	}
+}
+
 func TestQuantiles(t *testing.T) {
 	ms := func(v ...int) []time.Duration {
 		var d []time.Duration
@@ -78,13 +91,14 @@ func TestBenchPairBudget(t *testing.T) {
 		budget        time.Duration
 		min, wantRuns int
 	}{
-		{0, 0, 20},                     // no budget: all runs
-		{time.Second, 0, 10},           // 100 ms a pair: 10 fit
-		{time.Second, 15, 15},          // the minimum wins
-		{50 * time.Millisecond, 0, 1},  // not even one fits: one anyway
-		{time.Hour, 0, 20},             // room for more: still Runs
-		{450 * time.Millisecond, 3, 4}, // rounds down
-		{450 * time.Millisecond, 30, 20} /* minimum above Runs */} {
+		{0, 0, 20},                       // no budget: all runs
+		{time.Second, 0, 10},             // 100 ms a pair: 10 fit
+		{time.Second, 15, 15},            // the minimum wins
+		{50 * time.Millisecond, 0, 1},    // not even one fits: one anyway
+		{time.Hour, 0, 20},               // room for more: still Runs
+		{450 * time.Millisecond, 3, 4},   // rounds down
+		{450 * time.Millisecond, 30, 20}, // a minimum above Runs
+	} {
 		c := &fakeClock{}
 		var order []string
 		a := fakeRun(c, &order, "a", 60)
