@@ -27,6 +27,13 @@ type Environment struct {
 	Modified bool   `json:"modified"`
 }
 
+// BuildCommit and BuildModified ("true" or "false") are the source
+// revision and the state of its working tree, set at link time (make bench
+// passes -ldflags -X for them) for builds that carry no version-control
+// stamp (-buildvcs=false, or a git worktree the go command does not read).
+// The stamp, where there is one, wins.
+var BuildCommit, BuildModified string
+
 // CurrentEnvironment describes this process and machine now.
 func CurrentEnvironment() Environment {
 	host, _ := os.Hostname()
@@ -39,6 +46,8 @@ func CurrentEnvironment() Environment {
 		GOOS:       runtime.GOOS,
 		GOARCH:     runtime.GOARCH,
 		GoVersion:  runtime.Version(),
+		Commit:     BuildCommit,
+		Modified:   BuildModified == "true",
 	}
 	if info, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range info.Settings {
