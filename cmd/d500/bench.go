@@ -194,7 +194,7 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 	opts := backend.Options{Threads: threads, Settings: b.settings}
 	base, err := backend.New(b.base, model, opts)
 	if err != nil {
-		row.Skipped = fmt.Sprintf("%s: %v", b.base, err)
+		row.Skipped = byBackend(b.base, err.Error())
 		return row
 	}
 	defer base.Close()
@@ -205,11 +205,11 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 	}
 	want, err := base.Inference(feeds)
 	if errors.Is(err, network.ErrUnsupported) {
-		row.Skipped = fmt.Sprintf("%s: %v", b.base, err)
+		row.Skipped = byBackend(b.base, err.Error())
 		return row
 	}
 	if err != nil {
-		row.Error = fmt.Sprintf("%s: %v", b.base, err)
+		row.Error = byBackend(b.base, err.Error())
 		return row
 	}
 	runBase := func() error { _, err := base.Inference(feeds); return err }
@@ -218,10 +218,10 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 		other, reason, err := b.checkedOther(model, opts, feeds, want, base.Outputs(), &row)
 		switch {
 		case err != nil:
-			row.Error = fmt.Sprintf("%s: %v", b.other, err)
+			row.Error = byBackend(b.other, err.Error())
 			return row
 		case reason != "":
-			row.Skipped = fmt.Sprintf("%s: %s", b.other, reason)
+			row.Skipped = byBackend(b.other, reason)
 		default:
 			defer other.Close()
 			runOther = func() error { _, err := other.Inference(feeds); return err }
@@ -243,6 +243,15 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 	}
 	row.Allocations = &allocs
 	return row
+}
+
+// byBackend prefixes a reason with the backend's name unless it starts
+// with it already.
+func byBackend(name, reason string) string {
+	if strings.HasPrefix(reason, name+":") {
+		return reason
+	}
+	return name + ": " + reason
 }
 
 // checkedOther builds the compared backend and checks that its outputs

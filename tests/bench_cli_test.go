@@ -1,0 +1,145 @@
+package tests
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/backend/onnxruntime"
+)
+
+// benchQuantiles is a latency summary of `d500 bench --json`, in ms.
+type benchQuantiles struct {
+	Min, P10, Median, P90, Max float64
+}
+
+// ordered reports whether the summary is a real one: positive and in
+// order.
+func (q *benchQuantiles) ordered() bool {
+	return q != nil && 0 < q.Min && q.Min <= q.P10 && q.P10 <= q.Median && q.Median <= q.P90 && q.P90 <= q.Max
+}
+
+// `d500 bench` times LeNet on native and ONNX Runtime interleaved and
+// writes a JSON report whose figures are consistent — the ratio is the
+// quotient of the medians, the quantiles are ordered, the allocations are
+// counted — with the environment it ran in, and a Markdown table.
+func TestD500Bench(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	jsonPath, mdPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.md")
+	stdout, stderr, code := runD500(t, bin, "bench", "--models", "lenet", "--batch", "1", "--threads", "1", "--runs", "3",
+		"--json", jsonPath, "--md", mdPath)
+	if code != 0 {
+		t.Fatalf("d500 bench: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rep struct {
+		Environment struct {
+			Time      string `json:"time"`
+			CPU       string `json:"cpu"`
+			Cores     int    `json:"cores"`
+			GoVersion string `json:"go_version"`
+		} `json:"environment"`
+		Backend     string `json:"backend"`
+		Compare     string `json:"compare"`
+		Interrupted bool   `json:"interrupted"`
+		Rows        []struct {
+			Model       string          `json:"model"`
+			Batch       int             `json:"batch"`
+			Threads     int             `json:"threads"`
+			Runs        int             `json:"runs"`
+			Backend     *benchQuantiles `json:"backend_ms"`
+			Compare     *benchQuantiles `json:"compare_ms"`
+			Ratio       float64         `json:"ratio"`
+			MaxAbsError float64         `json:"max_abs_error"`
+			Skipped     string          `json:"skipped"`
+			Error       string          `json:"error"`
+			Allocations *struct {
+				Runs         int     `json:"runs"`
+				AllocsPerRun float64 `json:"allocs_per_run"`
+				BytesPerRun  float64 `json:"bytes_per_run"`
+			} `json:"allocations"`
+		} `json:"rows"`
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	env := rep.Environment
+	if env.Time == "" || env.CPU == "" || env.Cores != runtime.NumCPU() || env.GoVersion != runtime.Version() {
+		t.Errorf("environment %+v", env)
+	}
+	if rep.Backend != "native" || rep.Compare != "onnxruntime" || rep.Interrupted || len(rep.Rows) != 1 {
+		t.Fatalf("report %s", data)
+	}
+	r := rep.Rows[0]
+	if r.Model != "lenet" || r.Batch != 1 || r.Threads != 1 || r.Runs != 3 || r.Error != "" || !r.Backend.ordered() {
+		t.Fatalf("row %s", data)
+	}
+	// LeNet allocates at least its output on every inference.
+	if a := r.Allocations; a == nil || a.Runs != 3 || a.AllocsPerRun < 1 || a.BytesPerRun < 4*10 {
+		t.Errorf("allocations %+v", r.Allocations)
+	}
+	if !strings.Contains(stdout, "lenet batch 1 threads 1: native median ") {
+		t.Errorf("no row line:\n%s", stdout)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| lenet | 1 | 1 | 3 | ") || !strings.Contains(string(md), env.CPU) {
+		t.Errorf("markdown table:\n%s", md)
+	}
+
+	// ONNX Runtime's figures are left out only when its library is absent,
+	// and then the row says why.
+	lib := onnxruntime.LibraryPath(backend.Options{})
+	if _, err := os.Stat(lib); err != nil {
+		if r.Compare != nil || !strings.Contains(r.Skipped, lib) {
+			t.Errorf("without %s: compared %+v, skipped %q", lib, r.Compare, r.Skipped)
+		}
+		t.Skipf("the ONNX Runtime library %s is absent (make onnxruntime): only native's figures checked", lib)
+	}
+	if r.Skipped != "" || !r.Compare.ordered() || r.MaxAbsError > 1e-4 || r.Ratio != r.Backend.Median/r.Compare.Median {
+		t.Errorf("row against onnxruntime: %s", data)
+	}
+	if !strings.Contains(string(md), "| onnxruntime median |") {
+		t.Errorf("markdown table:\n%s", md)
+	}
+}
+
+// Bad flag values are usage errors (exit 2) whose message names the value.
+func TestD500BenchBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--batch", "0"}, `"0"`},
+		{[]string{"--batch", "1,x"}, `"x"`},
+		{[]string{"--threads", "x"}, `"x"`},
+		{[]string{"--threads", "-1"}, `"-1"`},
+		{[]string{"--models", "nosuch"}, `"nosuch"`},
+		{[]string{"--models", "lenet,"}, `""`},
+		{[]string{"--runs", "0"}, "--runs 0"},
+		{[]string{"--compare", "nosuchengine"}, "nosuchengine"},
+		{[]string{"--compare", "native"}, "--compare native"},
+		{[]string{"stray"}, `"stray"`},
+	} {
+		args := append([]string{"bench", "--models", "lenet", "--json", filepath.Join(dir, "x.json")}, tc.args...)
+		_, stderr, code := runD500(t, bin, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("d500 %v: exit %d, want 2 with %s in:\n%s", args, code, tc.want, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "x.json")); err == nil {
+			t.Errorf("d500 %v wrote its report", args)
+		}
+	}
+}
