@@ -26,6 +26,21 @@ type PairResult struct {
 	A     Quantiles `json:"a_ms"`
 	B     Quantiles `json:"b_ms"`
 	Ratio float64   `json:"ratio"`
+	// the summed wall times of the timed runs, for BenchResults
+	totalA, totalB time.Duration
+}
+
+// BenchResults restates the result as two BenchResults, the form Bench
+// gives (the 10th percentiles left out).
+func (r PairResult) BenchResults() (a, b BenchResult) {
+	one := func(q Quantiles, total time.Duration) BenchResult {
+		res := BenchResult{Iterations: r.Runs, Latency: LatencyMS{Min: q.Min, Median: q.Median, P90: q.P90, Max: q.Max}}
+		if total > 0 {
+			res.ThroughputPerS = float64(r.Runs) / total.Seconds()
+		}
+		return res
+	}
+	return one(r.A, r.totalA), one(r.B, r.totalB)
 }
 
 // PairConfig says how BenchPair runs: Warmup untimed runs of each, then
@@ -103,12 +118,20 @@ func benchPair(a, b func() error, cfg PairConfig, now func() time.Time) (PairRes
 			return PairResult{}, fmt.Errorf("B: timed run %d: %w", i+1, err)
 		}
 	}
-	res := PairResult{Runs: runs, A: quantiles(ta)}
+	res := PairResult{Runs: runs, A: quantiles(ta), totalA: sum(ta), totalB: sum(tb)}
 	if b != nil {
 		res.B = quantiles(tb)
 		res.Ratio = res.A.Median / res.B.Median
 	}
 	return res, nil
+}
+
+func sum(ds []time.Duration) time.Duration {
+	var s time.Duration
+	for _, d := range ds {
+		s += d
+	}
+	return s
 }
 
 // plannedRuns is cfg.Runs, cut to what fits in cfg.Budget at the pace of

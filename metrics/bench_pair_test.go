@@ -45,6 +45,11 @@ func TestBenchPairAlternatesAndSummarises(t *testing.T) {
 	if res.Runs != 10 || res.A != wantA || res.B != wantB || res.Ratio != 0.5 {
 		t.Fatalf("BenchPair = %+v, want 10 runs, A %+v, B %+v, ratio 0.5", res, wantA, wantB)
 	}
+	// As BenchResults: 10 runs in 55 ms and in 110 ms.
+	ba, bb := res.BenchResults()
+	if ba != (BenchResult{10, LatencyMS{1, 5.5, 9, 10}, 10 / 0.055}) || bb != (BenchResult{10, LatencyMS{2, 11, 18, 20}, 10 / 0.110}) {
+		t.Fatalf("BenchResults = %+v, %+v", ba, bb)
+	}
 }
 
 // Without b, a alone is timed, with a's durations only.
