@@ -112,9 +112,9 @@ fuzz: setup
 # where the warm-up says they would take longer than BENCH_BUDGET (the
 # large networks at batch 8), so the whole table takes a few minutes on 2
 # cores. The binary is stamped with the commit it was built from.
-BENCH_RUNS ?= 30
+BENCH_RUNS ?= 50
 BENCH_MIN_RUNS ?= 5
-BENCH_BUDGET ?= 6s
+BENCH_BUDGET ?= 10s
 BENCH_FLAGS ?=
 VCS_LDFLAGS = -X github.com/deep500/deep500-go/metrics.BuildCommit=$$(git rev-parse HEAD 2>/dev/null) \
 	-X github.com/deep500/deep500-go/metrics.BuildModified=$$(git diff --quiet HEAD 2>/dev/null && echo false || echo true)

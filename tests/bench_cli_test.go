@@ -144,3 +144,44 @@ func TestD500BenchBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A model the compared backend cannot run (Gorgonia has no grouped
+// convolution, which MobileNetV2's depthwise layers are) is a skipped row
+// with the reason, and the backend's own figures are still measured.
+func TestD500BenchSkipsWhatABackendCannotRun(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	jsonPath := filepath.Join(dir, "bench.json")
+	stdout, stderr, code := runD500(t, bin, "bench", "--models", "mobilenetv2", "--batch", "1", "--threads", "1",
+		"--runs", "2", "--warmup", "0", "--alloc-runs", "1", "--compare", "gorgonia", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("d500 bench: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rep struct {
+		Rows []struct {
+			Runs    int             `json:"runs"`
+			Backend *benchQuantiles `json:"backend_ms"`
+			Compare *benchQuantiles `json:"compare_ms"`
+			Ratio   float64         `json:"ratio"`
+			Skipped string          `json:"skipped"`
+		} `json:"rows"`
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Rows) != 1 {
+		t.Fatalf("report %s", data)
+	}
+	r := rep.Rows[0]
+	if !strings.HasPrefix(r.Skipped, "gorgonia: ") || !strings.Contains(r.Skipped, "group") || r.Compare != nil || r.Ratio != 0 ||
+		r.Runs != 2 || !r.Backend.ordered() {
+		t.Errorf("row %s", data)
+	}
+	if !strings.Contains(stdout, "skipped: gorgonia: ") {
+		t.Errorf("no skipped line:\n%s", stdout)
+	}
+}
