@@ -1,12 +1,16 @@
 package tests
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/backend/onnxruntime"
@@ -183,5 +187,72 @@ func TestD500BenchSkipsWhatABackendCannotRun(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "skipped: gorgonia: ") {
 		t.Errorf("no skipped line:\n%s", stdout)
+	}
+}
+
+// Ctrl-C during a row leaves that row out and writes the rows measured
+// before it, marked interrupted, with exit status 1.
+func TestD500BenchInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	jsonPath, mdPath, outPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.md"), filepath.Join(dir, "stdout")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	var stderr bytes.Buffer
+	// LeNet's row takes well under a second; ResNet-18's 1000 pairs would
+	// take minutes, so the interrupt falls inside it.
+	cmd := exec.Command(bin, "bench", "--models", "lenet,resnet18", "--batch", "1", "--threads", "1", "--runs", "1000",
+		"--compare", "", "--json", jsonPath, "--md", mdPath)
+	cmd.Stdout, cmd.Stderr = out, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		data, _ := os.ReadFile(outPath)
+		if strings.Contains(string(data), "lenet batch 1 threads 1: ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no row within 2 minutes:\n%s%s", data, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("exit %v, want status 1\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "interrupted; 1 rows measured") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	var rep struct {
+		Interrupted bool `json:"interrupted"`
+		Rows        []struct {
+			Model string `json:"model"`
+			Runs  int    `json:"runs"`
+			Error string `json:"error"`
+		} `json:"rows"`
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Interrupted || len(rep.Rows) != 1 || rep.Rows[0].Model != "lenet" || rep.Rows[0].Runs != 1000 || rep.Rows[0].Error != "" {
+		t.Errorf("report after the interrupt: %s", data)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil || !strings.Contains(string(md), "| lenet | 1 | 1 | 1000 |") || !strings.Contains(string(md), "Interrupted") {
+		t.Errorf("markdown after the interrupt (%v):\n%s", err, md)
 	}
 }

@@ -121,7 +121,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopSignals := stopOnInterrupt("bench", cancel, stderr)
+	stopSignals := stopOnInterrupt("bench", "stopping now; the row being measured is left out", cancel, stderr)
 	defer stopSignals()
 
 	rep := benchJSON{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Rows: []benchRow{}}
