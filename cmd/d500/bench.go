@@ -19,7 +19,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--md FILE] [--json FILE]"
+const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--md FILE] [--json FILE]"
 
 // benchRow is one model, batch size and thread count of `d500 bench`:
 // the backend's and the compared backend's latencies, timed interleaved,
@@ -76,6 +76,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	allocRuns := fs.Int("alloc-runs", 3, "runs of the backend after the timed ones over which its heap allocations are counted")
 	backendName := fs.String("backend", "native", "the backend measured: "+strings.Join(backend.Known, ", "))
 	compare := fs.String("compare", "onnxruntime", "the backend it is compared with (empty: none)")
+	optimize := fs.Bool("optimize", true, "let both backends rewrite the graph for inference first, as d500 run does (backend.Options.Optimize)")
 	seed := fs.Uint64("seed", 1, "seed of the models' parameters and the random inputs")
 	mdPath := fs.String("md", "", "write the table as Markdown to `FILE`")
 	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
@@ -126,7 +127,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 
 	rep := benchJSON{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Rows: []benchRow{}}
 	b := bencher{
-		base: *backendName, other: *compare, settings: settings, seed: *seed,
+		base: *backendName, other: *compare, settings: settings, optimize: *optimize, seed: *seed,
 		cfg:       metrics.PairConfig{Warmup: *warmup, Runs: *runs, MinRuns: *minRuns, Budget: *budget, Stop: ctx},
 		allocRuns: *allocRuns,
 	}
@@ -181,6 +182,7 @@ rows:
 type bencher struct {
 	base, other string
 	settings    map[string]string
+	optimize    bool
 	seed        uint64
 	cfg         metrics.PairConfig
 	allocRuns   int
@@ -194,7 +196,7 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 	row := benchRow{Model: name, Batch: batch, Threads: threads}
 	// The previous row's garbage is collected now, not during this one.
 	runtime.GC()
-	opts := backend.Options{Threads: threads, Settings: b.settings}
+	opts := backend.Options{Threads: threads, Settings: b.settings, Optimize: b.optimize}
 	base, err := backend.New(b.base, model, opts)
 	if err != nil {
 		row.Skipped = byBackend(b.base, err.Error())
@@ -215,7 +217,11 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 		row.Error = byBackend(b.base, err.Error())
 		return row
 	}
-	runBase := func() error { _, err := base.Inference(feeds); return err }
+	// Both sides run through network.InferInto: outputs are copied into
+	// tensors kept between runs (where the backend can), so the time and
+	// the allocations are those of inference, not of the result's copy.
+	baseOut, otherOut := map[string]onnx.Value{}, map[string]onnx.Value{}
+	runBase := func() error { _, err := network.InferInto(base, feeds, baseOut); return err }
 	var runOther func() error
 	if b.other != "" {
 		other, reason, err := b.checkedOther(model, opts, feeds, want, base.Outputs(), &row)
@@ -227,7 +233,7 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 			row.Skipped = byBackend(b.other, reason)
 		default:
 			defer other.Close()
-			runOther = func() error { _, err := other.Inference(feeds); return err }
+			runOther = func() error { _, err := network.InferInto(other, feeds, otherOut); return err }
 		}
 	}
 	res, err := metrics.BenchPair(runBase, runOther, b.cfg)
