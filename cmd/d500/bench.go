@@ -39,7 +39,7 @@ type benchRow struct {
 	Allocations *metrics.Allocations `json:"allocations,omitempty"`
 	// MaxAbsError and MaxRelError are how far the compared backend's
 	// outputs are from the backend's; Mismatch says what differs beyond
-	// metrics.CrossBackendTolerance, if anything.
+	// metrics.CrossBackendTolerance scaled to the output (ScaledTo), if anything.
 	MaxAbsError float64 `json:"max_abs_error"`
 	MaxRelError float64 `json:"max_rel_error"`
 	Mismatch    string  `json:"mismatch,omitempty"`
@@ -284,7 +284,7 @@ func (b bencher) checkedOther(model *onnx.Model, opts backend.Options, feeds, wa
 		return nil, "", err
 	}
 	for _, o := range outputs {
-		d := metrics.Compare(got[o], want[o], compareTolerance)
+		d := metrics.Compare(got[o], want[o], compareTolerance.ScaledTo(want[o]))
 		if d.Mismatch != "" && row.Mismatch == "" {
 			row.Mismatch = fmt.Sprintf("output %q of %s differs from %s's: %s", o, b.other, b.base, d.Mismatch)
 		}
@@ -410,7 +410,7 @@ func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
 		"ratio = %s median / %s median (above 1: %s is slower); allocations: %s's Go heap allocations per inference, "+
 		"counted with runtime.ReadMemStats over %d runs after the timed ones. Inputs are seeded random values of the "+
 		"declared shape, the batch dimension set; before the timing, the outputs of the two are compared and a note "+
-		"says where they differ beyond the cross-backend tolerance (rtol %g, atol %g).\n\n",
+		"says where they differ beyond the cross-backend tolerance (rtol %g, atol %g times the output's largest magnitude where that is above 1).\n\n",
 		rep.Warmup, rep.Backend, other, rep.Backend, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
 	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
 	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
