@@ -16,4 +16,10 @@
 // with "wrong"; any other problem, including a panic, is a failure with a
 // reason that names the output, data set or file at fault. A Report holds
 // the results and writes them as JSON or CSV for diffing between versions.
+//
+// Speed: Bench times one run repeatedly; BenchPair times two alternately
+// (a, b, a, b, …) so that the machine's drift during the measurement falls
+// on both alike and their ratio of medians stays meaningful;
+// MeasureAllocations counts a run's heap allocations; Environment records
+// where and when a figure was measured.
 package metrics

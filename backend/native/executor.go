@@ -216,6 +216,37 @@ func (e *executor) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value
 	return e.collectOutputs()
 }
 
+// InferenceInto implements network.IntoRunner: Inference with the
+// outputs copied into the caller's tensors, so that a run whose shapes
+// repeat allocates nothing.
+func (e *executor) InferenceInto(feeds, dst map[string]onnx.Value) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if dst == nil {
+		return fmt.Errorf("native: InferenceInto: nil destination map")
+	}
+	if err := e.bindFeeds(feeds); err != nil {
+		return err
+	}
+	if err := e.execute(); err != nil {
+		return err
+	}
+	for _, name := range e.outputs {
+		v := e.slots[e.slotOf[name]]
+		if v == nil {
+			return fmt.Errorf("native: output %q was not computed", name)
+		}
+		src, isTensor := v.(*onnx.Tensor)
+		to, reuse := dst[name].(*onnx.Tensor)
+		if isTensor && reuse && to != nil && to.Type == src.Type && sameShape(to.Shape, src.Shape) {
+			onnx.CopySlice(to.Data, src.Data)
+			continue
+		}
+		dst[name] = cloneValue(v)
+	}
+	return nil
+}
+
 // collectOutputs copies the outputs of the last run for the caller.
 func (e *executor) collectOutputs() (map[string]onnx.Value, error) {
 	results := make(map[string]onnx.Value, len(e.outputs))

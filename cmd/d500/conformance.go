@@ -55,7 +55,7 @@ func cmdConformance(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopSignals := stopOnInterrupt("conformance", cancel, stderr)
+	stopSignals := stopOnInterrupt("conformance", "stopping after the current case", cancel, stderr)
 	defer stopSignals()
 
 	cfg := metrics.Config{
@@ -116,10 +116,11 @@ func finishReport(command string, rep *metrics.Report, jsonPath, csvPath, runExp
 }
 
 // stopOnInterrupt cancels the run on the first SIGINT or SIGTERM, so the
-// current case finishes and the results are written; a second signal gets
-// the default behaviour and ends the process at once. The returned
-// function stops listening.
-func stopOnInterrupt(command string, cancel func(), stderr io.Writer) func() {
+// results measured so far are written (stopping tells the user which: after
+// the current case, without the current row, …); a second signal gets the
+// default behaviour and ends the process at once. The returned function
+// stops listening.
+func stopOnInterrupt(command, stopping string, cancel func(), stderr io.Writer) func() {
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -127,7 +128,7 @@ func stopOnInterrupt(command string, cancel func(), stderr io.Writer) func() {
 		select {
 		case s := <-sig:
 			signal.Reset(os.Interrupt, syscall.SIGTERM)
-			fmt.Fprintf(stderr, "d500 %s: %v: stopping after the current case (again to quit at once)\n", command, s)
+			fmt.Fprintf(stderr, "d500 %s: %v: %s (again to quit at once)\n", command, s, stopping)
 			cancel()
 		case <-done:
 		}

@@ -6,6 +6,7 @@
 //
 // Commands available now:
 //
+//	bench        time model presets on a backend and ONNX Runtime, interleaved
 //	conformance  run ONNX test cases with a backend and report each case as
 //	             passed, failed or skipped (layer 0)
 //	gradcheck    compare backprop gradients with central differences on ONNX
@@ -39,7 +40,21 @@
 //
 // run:
 //
-//	d500 run --model M.onnx [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N] [--json FILE]
+//	d500 run --model M.onnx [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N [--compare B,...]] [--json FILE]
+//
+// With --compare, each compared backend is timed interleaved with the
+// --backend (one run of each in turn), so the ratio of medians is not
+// skewed by the machine speeding up or slowing down between the two.
+//
+// bench:
+//
+//	d500 bench [--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--budget D] [--compare B] [--md FILE] [--json FILE]
+//
+// For every preset, batch size and thread count: the medians and p10–p90 of
+// both backends timed interleaved, their ratio, and the --backend's heap
+// allocations per inference; a backend that cannot run a model leaves the
+// row skipped with the reason. On an interrupt the row being measured is
+// left out and the rows before it are written.
 //
 // Exit status: 0 success; 1 failed checks or run errors; 2 bad usage
 // (unknown command or flag, missing argument, unknown backend, a DIR that

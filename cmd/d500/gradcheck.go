@@ -86,7 +86,7 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stopSignals := stopOnInterrupt("gradcheck", cancel, stderr)
+	stopSignals := stopOnInterrupt("gradcheck", "stopping after the current case", cancel, stderr)
 	defer stopSignals()
 
 	n := *samples

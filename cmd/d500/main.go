@@ -33,6 +33,7 @@ type command struct {
 // commands lists the subcommands in the order usage shows them, each in its
 // own file; a name not listed is an unknown command (usage, exit status 2).
 var commands = []command{
+	{"bench", "time model presets on a backend and ONNX Runtime, interleaved: medians, ratios, allocations", cmdBench},
 	{"compare-optimizers", "run two optimizers on identical weights and batches; per step and parameter the L2 distance", cmdCompareOptimizers},
 	{"conformance", "run ONNX test cases with a backend: passed, failed or skipped per case", cmdConformance},
 	{"gradcheck", "check a backend's gradients against central differences on ONNX test cases", cmdGradcheck},

@@ -30,7 +30,8 @@ type runReport struct {
 }
 
 // runJSON is --json: the --backend's report, and the backends --compare
-// timed beside it.
+// timed beside it. With --compare, the --backend's figures are those of
+// its runs interleaved with the first compared backend's.
 type runJSON struct {
 	runReport
 	Compare []comparedRun `json:"compare,omitempty"`
@@ -111,15 +112,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *bench == 0 {
 		return exitOK
 	}
-	res, err := metrics.Bench(func() error { _, err := net.Inference(feeds); return err }, *warmup, *bench)
-	if err != nil {
-		return fail(err)
-	}
-	printBench(stdout, *backendName, res)
-	rep := runJSON{runReport: runReport{Backend: *backendName, Model: *modelPath, BenchResult: res}}
-	rep.Compare, err = benchCompared(compared, model, *modelPath, feeds, outputs, net.Outputs(), res, *backendName, opts, *warmup, *bench, stdout)
-	if err != nil {
-		return fail(err)
+	runBase := func() error { _, err := net.Inference(feeds); return err }
+	rep := runJSON{runReport: runReport{Backend: *backendName, Model: *modelPath}}
+	if len(compared) == 0 {
+		res, err := metrics.Bench(runBase, *warmup, *bench)
+		if err != nil {
+			return fail(err)
+		}
+		printBench(stdout, *backendName, res)
+		rep.BenchResult = res
+	} else {
+		rep.BenchResult, rep.Compare, err = benchCompared(compared, model, *modelPath, feeds, outputs, net.Outputs(), runBase, *backendName, opts, *warmup, *bench, stdout)
+		if err != nil {
+			return fail(err)
+		}
 	}
 	if *jsonPath != "" {
 		err := metrics.WriteFile(*jsonPath, func(w io.Writer) error {

@@ -35,18 +35,22 @@ var compareTolerance = metrics.CrossBackendTolerance
 
 // benchCompared runs the same model on each backend of names, with the
 // same feeds and options, checks that its outputs agree with want (the
-// --backend's), times it as the --backend was timed, and prints its line
-// and the ratio of median latencies. A backend that cannot run the model
-// (network.ErrUnsupported) is reported as skipped, with the reason; any
-// other failure is an error.
+// --backend's), and times it interleaved with the --backend (runBase):
+// base, other, base, other, …, so that the machine's drift falls on both
+// alike. It prints the lines of both and the ratio of median latencies,
+// and returns the --backend's figures from the first pair. A backend that
+// cannot run the model (network.ErrUnsupported) is reported as skipped,
+// with the reason; any other failure is an error.
 func benchCompared(names []string, model *onnx.Model, modelPath string, feeds map[string]onnx.Value, want map[string]onnx.Value,
-	outputs []string, base metrics.BenchResult, baseName string, opts backend.Options, warmup, n int, stdout io.Writer) ([]comparedRun, error) {
+	outputs []string, runBase func() error, baseName string, opts backend.Options, warmup, n int, stdout io.Writer) (metrics.BenchResult, []comparedRun, error) {
+	var base metrics.BenchResult
 	var runs []comparedRun
 	for _, name := range names {
 		var r comparedRun
+		var baseHere metrics.BenchResult
 		net, err := backend.New(name, model, opts)
 		if err == nil {
-			r, err = benchOne(net, name, modelPath, feeds, want, outputs, warmup, n)
+			r, baseHere, err = benchOne(net, name, modelPath, feeds, want, outputs, runBase, warmup, n)
 			net.Close()
 		}
 		if errors.Is(err, network.ErrUnsupported) {
@@ -55,37 +59,51 @@ func benchCompared(names []string, model *onnx.Model, modelPath string, feeds ma
 			continue
 		}
 		if err != nil {
-			return runs, fmt.Errorf("--compare %s: %w", name, err)
+			return base, runs, fmt.Errorf("--compare %s: %w", name, err)
 		}
-		r.MedianRatio = base.Latency.Median / r.Latency.Median
+		if base.Iterations == 0 {
+			base = baseHere
+		}
+		r.MedianRatio = baseHere.Latency.Median / r.Latency.Median
+		printBench(stdout, baseName, baseHere)
 		printBench(stdout, name, r.BenchResult)
-		fmt.Fprintf(stdout, "%s / %s median latency: %.2fx (outputs agree: max abs error %.3g, max rel error %.3g)\n",
+		fmt.Fprintf(stdout, "%s / %s median latency: %.2fx, timed interleaved (outputs agree: max abs error %.3g, max rel error %.3g)\n",
 			baseName, name, r.MedianRatio, r.MaxAbsError, r.MaxRelError)
 		runs = append(runs, r)
 	}
-	return runs, nil
+	if base.Iterations == 0 { // every compared backend skipped: time the --backend alone
+		res, err := metrics.Bench(runBase, warmup, n)
+		if err != nil {
+			return base, runs, err
+		}
+		printBench(stdout, baseName, res)
+		base = res
+	}
+	return base, runs, nil
 }
 
-// benchOne checks one network's outputs against want and times it.
-func benchOne(net network.Network, name, modelPath string, feeds, want map[string]onnx.Value, outputs []string, warmup, n int) (comparedRun, error) {
+// benchOne checks one network's outputs against want and times it
+// interleaved with runBase, returning its figures and the base's.
+func benchOne(net network.Network, name, modelPath string, feeds, want map[string]onnx.Value, outputs []string, runBase func() error, warmup, n int) (comparedRun, metrics.BenchResult, error) {
 	got, err := net.Inference(feeds)
 	if err != nil {
-		return comparedRun{}, err
+		return comparedRun{}, metrics.BenchResult{}, err
 	}
 	r := comparedRun{runReport: runReport{Backend: name, Model: modelPath}}
 	for _, o := range outputs {
 		d := metrics.Compare(got[o], want[o], compareTolerance.ScaledTo(want[o]))
 		if d.Mismatch != "" {
-			return comparedRun{}, fmt.Errorf("output %q differs from the --backend's: %s", o, d.Mismatch)
+			return comparedRun{}, metrics.BenchResult{}, fmt.Errorf("output %q differs from the --backend's: %s", o, d.Mismatch)
 		}
 		r.MaxAbsError, r.MaxRelError = max(r.MaxAbsError, d.MaxAbs), max(r.MaxRelError, d.MaxRel)
 	}
-	res, err := metrics.Bench(func() error { _, err := net.Inference(feeds); return err }, warmup, n)
+	res, err := metrics.BenchPair(runBase, func() error { _, err := net.Inference(feeds); return err }, metrics.PairConfig{Warmup: warmup, Runs: n})
 	if err != nil {
-		return comparedRun{}, err
+		return comparedRun{}, metrics.BenchResult{}, err
 	}
-	r.BenchResult = res
-	return r, nil
+	base, other := res.BenchResults()
+	r.BenchResult = other
+	return r, base, nil
 }
 
 // printBench prints the timing line of a backend.

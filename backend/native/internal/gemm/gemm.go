@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 )
 
 // This file is the blocked product: C = alpha*op(A)*op(B) + beta*C for
@@ -219,20 +221,39 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 	}
 }
 
-// gemmParallel runs a job on threads goroutines. It takes the job by value
-// so that only this path, not the single-threaded one, moves it to the
-// heap.
+// gemmParallel runs a job on threads workers (par.Spread), which take
+// tiles from a shared counter. The job and its counter live in a pooled
+// parallelJob, so a parallel product allocates nothing once warm.
 func gemmParallel[T Float](job gemmJob[T], threads int) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			job.work(&next)
-		}()
+	pool := parallelJobPool[T]()
+	p, _ := pool.Get().(*parallelJob[T])
+	if p == nil {
+		p = new(parallelJob[T])
 	}
-	wg.Wait()
+	p.gemmJob = job
+	p.next.Store(0)
+	par.Spread(threads, p)
+	p.gemmJob = gemmJob[T]{} // keep no operand alive in the pool
+	pool.Put(p)
+}
+
+// parallelJob is a product shared by par.Spread's workers.
+type parallelJob[T Float] struct {
+	gemmJob[T]
+	next atomic.Int64 // the next tile to compute
+}
+
+// Work computes tiles until none is left (par.Task).
+func (p *parallelJob[T]) Work(int) { p.work(&p.next) }
+
+var parallelJobs32, parallelJobs64 sync.Pool // of *parallelJob[float32], [float64]
+
+func parallelJobPool[T Float]() *sync.Pool {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return &parallelJobs32
+	}
+	return &parallelJobs64
 }
 
 // The pack buffers are pooled, so that the products of a training step do

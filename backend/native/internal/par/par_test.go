@@ -35,3 +35,54 @@ func TestForCoversRangeOnce(t *testing.T) {
 		}
 	}
 }
+
+// Spread calls Work once for every worker index, including when parts
+// nest (a part that spreads again must not wait for busy workers), and a
+// warm parallel For allocates nothing.
+func TestSpreadCoversWorkersAndNests(t *testing.T) {
+	for _, workers := range []int{0, 1, 2, 3, 8} {
+		var mu sync.Mutex
+		seen := map[int]int{}
+		inner := 0
+		Spread(workers, taskFunc(func(w int) {
+			Spread(3, taskFunc(func(int) {
+				mu.Lock()
+				inner++
+				mu.Unlock()
+			}))
+			mu.Lock()
+			seen[w]++
+			mu.Unlock()
+		}))
+		if len(seen) != workers || inner != 3*workers {
+			t.Fatalf("workers=%d: saw %v and %d inner parts, want each of %d once and %d inner", workers, seen, inner, workers, 3*workers)
+		}
+		for w, c := range seen {
+			if w < 0 || w >= workers || c != 1 {
+				t.Fatalf("workers=%d: worker %d ran %d times", workers, w, c)
+			}
+		}
+	}
+}
+
+type taskFunc func(w int)
+
+func (f taskFunc) Work(w int) { f(w) }
+
+func TestParallelForAllocatesNothing(t *testing.T) {
+	data := make([]float64, 1<<12)
+	body := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			data[i]++
+		}
+	}
+	For(len(data), 2, 1, body) // start the workers
+	if a := testing.AllocsPerRun(50, func() { For(len(data), 2, 1, body) }); a != 0 {
+		t.Fatalf("parallel For allocates %v times per call, want 0", a)
+	}
+	for i, v := range data {
+		if v != 51+1 {
+			t.Fatalf("data[%d] = %v after 52 passes", i, v)
+		}
+	}
+}

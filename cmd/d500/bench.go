@@ -1,0 +1,456 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/metrics"
+	"github.com/deep500/deep500-go/models"
+	"github.com/deep500/deep500-go/network"
+	"github.com/deep500/deep500-go/onnx"
+)
+
+const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--md FILE] [--json FILE]"
+
+// benchRow is one model, batch size and thread count of `d500 bench`:
+// the backend's and the compared backend's latencies, timed interleaved,
+// their ratio, and the backend's heap allocations per inference.
+type benchRow struct {
+	Model   string `json:"model"`
+	Batch   int    `json:"batch"`
+	Threads int    `json:"threads"`
+	// Runs is the number of timed runs of each backend (fewer than --runs
+	// when --budget cut them).
+	Runs    int                `json:"runs"`
+	Backend *metrics.Quantiles `json:"backend_ms,omitempty"`
+	Compare *metrics.Quantiles `json:"compare_ms,omitempty"`
+	// Ratio is the backend's median over the compared one's: above 1, the
+	// backend is slower.
+	Ratio       float64              `json:"ratio,omitempty"`
+	Allocations *metrics.Allocations `json:"allocations,omitempty"`
+	// MaxAbsError and MaxRelError are how far the compared backend's
+	// outputs are from the backend's; Mismatch says what differs beyond
+	// metrics.CrossBackendTolerance scaled to the output (ScaledTo), if anything.
+	MaxAbsError float64 `json:"max_abs_error"`
+	MaxRelError float64 `json:"max_rel_error"`
+	Mismatch    string  `json:"mismatch,omitempty"`
+	// Skipped says why a backend did not run the model (it lacks an
+	// operator, or could not start); Error why the row failed otherwise.
+	Skipped string `json:"skipped,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// benchJSON is `d500 bench --json`.
+type benchJSON struct {
+	Environment metrics.Environment `json:"environment"`
+	Backend     string              `json:"backend"`
+	Compare     string              `json:"compare,omitempty"`
+	Warmup      int                 `json:"warmup"`
+	AllocRuns   int                 `json:"alloc_runs"`
+	Rows        []benchRow          `json:"rows"`
+	// Interrupted is set when the run was stopped before its last row; the
+	// rows are those measured until then.
+	Interrupted bool `json:"interrupted"`
+}
+
+// cmdBench times every chosen model preset at every batch size and thread
+// count on a backend and another one in the same process, interleaved.
+func cmdBench(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("bench", benchSynopsis, stderr)
+	modelList := fs.String("models", strings.Join(models.PresetNames(), ","), "comma-separated model presets")
+	batchList := fs.String("batch", "1,8", "comma-separated batch sizes")
+	threadList := fs.String("threads", "1,2", "comma-separated thread counts of both backends")
+	runs := fs.Int("runs", 20, "timed runs of each backend per row")
+	minRuns := fs.Int("min-runs", 3, "timed runs of each backend per row even when --budget is exceeded")
+	budget := fs.Duration("budget", 0, "time a row's timed runs may take, judged from its warm-up (0: no limit); cuts --runs down to --min-runs for slow models")
+	warmup := fs.Int("warmup", 2, "untimed runs of each backend per row before the timed ones")
+	allocRuns := fs.Int("alloc-runs", 3, "runs of the backend after the timed ones over which its heap allocations are counted")
+	backendName := fs.String("backend", "native", "the backend measured: "+strings.Join(backend.Known, ", "))
+	compare := fs.String("compare", "onnxruntime", "the backend it is compared with (empty: none)")
+	optimize := fs.Bool("optimize", true, "let both backends rewrite the graph for inference first, as d500 run does (backend.Options.Optimize)")
+	seed := fs.Uint64("seed", 1, "seed of the models' parameters and the random inputs")
+	mdPath := fs.String("md", "", "write the table as Markdown to `FILE`")
+	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
+	settings := backendOptFlag(fs)
+	rest, code := parseArgs(fs, args)
+	if code >= 0 {
+		return code
+	}
+	if len(rest) > 0 {
+		return usageError(fs, stderr, "unexpected argument %q", rest[0])
+	}
+	names, err := parsePresetList(*modelList)
+	if err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
+	batches, err := parsePositiveInts("--batch", *batchList)
+	if err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
+	threads, err := parsePositiveInts("--threads", *threadList)
+	if err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
+	switch {
+	case *runs <= 0:
+		return usageError(fs, stderr, "--runs %d: need at least one timed run", *runs)
+	case *minRuns < 0 || *warmup < 0 || *budget < 0:
+		return usageError(fs, stderr, "--min-runs, --warmup and --budget must not be negative")
+	case *allocRuns <= 0:
+		return usageError(fs, stderr, "--alloc-runs %d: need at least one run", *allocRuns)
+	}
+	if _, err := backend.Get(*backendName); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
+	if *compare != "" {
+		if _, err := parseCompare(*compare, *backendName); err != nil {
+			return usageError(fs, stderr, "%v", err)
+		}
+		if strings.Contains(*compare, ",") {
+			return usageError(fs, stderr, "--compare %s: bench compares with one backend", *compare)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopSignals := stopOnInterrupt("bench", "stopping now; the row being measured is left out", cancel, stderr)
+	defer stopSignals()
+
+	rep := benchJSON{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Rows: []benchRow{}}
+	b := bencher{
+		base: *backendName, other: *compare, settings: settings, optimize: *optimize, seed: *seed,
+		cfg:       metrics.PairConfig{Warmup: *warmup, Runs: *runs, MinRuns: *minRuns, Budget: *budget, Stop: ctx},
+		allocRuns: *allocRuns,
+	}
+	status := exitOK
+rows:
+	for _, name := range names {
+		model, err := models.Preset(name, *seed)
+		if err != nil {
+			fmt.Fprintf(stderr, "d500 bench: %v\n", err)
+			status = exitFail
+			continue
+		}
+		for _, batch := range batches {
+			for _, t := range threads {
+				if ctx.Err() != nil {
+					rep.Interrupted = true
+					break rows
+				}
+				row := b.row(model, name, batch, t)
+				if errors.Is(ctx.Err(), context.Canceled) && row.Error != "" {
+					rep.Interrupted = true // the row in progress was cut short: leave it out
+					break rows
+				}
+				if row.Error != "" {
+					status = exitFail
+				}
+				printBenchRow(stdout, rep, row)
+				rep.Rows = append(rep.Rows, row)
+			}
+		}
+	}
+	if rep.Interrupted {
+		fmt.Fprintf(stderr, "d500 bench: interrupted; %d rows measured\n", len(rep.Rows))
+		status = exitFail
+	}
+	if *jsonPath != "" {
+		if err := metrics.WriteFile(*jsonPath, func(w io.Writer) error { return writeIndentedJSON(w, rep) }); err != nil {
+			fmt.Fprintf(stderr, "d500 bench: %v\n", err)
+			status = exitFail
+		}
+	}
+	if *mdPath != "" {
+		if err := metrics.WriteFile(*mdPath, func(w io.Writer) error { return writeBenchMarkdown(w, rep) }); err != nil {
+			fmt.Fprintf(stderr, "d500 bench: %v\n", err)
+			status = exitFail
+		}
+	}
+	return status
+}
+
+// bencher measures rows with one configuration.
+type bencher struct {
+	base, other string
+	settings    map[string]string
+	optimize    bool
+	seed        uint64
+	cfg         metrics.PairConfig
+	allocRuns   int
+}
+
+// row measures one model at one batch size and thread count. A backend
+// that cannot build or run the model makes the row skipped, with the
+// reason (the base backend), or leaves the compared figures out (the other
+// one); any other failure is the row's Error.
+func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRow {
+	row := benchRow{Model: name, Batch: batch, Threads: threads}
+	// The previous row's garbage is collected now, not during this one.
+	runtime.GC()
+	opts := backend.Options{Threads: threads, Settings: b.settings, Optimize: b.optimize}
+	base, err := backend.New(b.base, model, opts)
+	if err != nil {
+		row.Skipped = byBackend(b.base, err.Error())
+		return row
+	}
+	defer base.Close()
+	feeds, err := batchFeeds(model.Graph, base.Inputs(), batch, b.seed)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	want, err := base.Inference(feeds)
+	if errors.Is(err, network.ErrUnsupported) {
+		row.Skipped = byBackend(b.base, err.Error())
+		return row
+	}
+	if err != nil {
+		row.Error = byBackend(b.base, err.Error())
+		return row
+	}
+	// Both sides run through network.InferInto: outputs are copied into
+	// tensors kept between runs (where the backend can), so the time and
+	// the allocations are those of inference, not of the result's copy.
+	baseOut, otherOut := map[string]onnx.Value{}, map[string]onnx.Value{}
+	runBase := func() error { _, err := network.InferInto(base, feeds, baseOut); return err }
+	var runOther func() error
+	if b.other != "" {
+		other, reason, err := b.checkedOther(model, opts, feeds, want, base.Outputs(), &row)
+		switch {
+		case err != nil:
+			row.Error = byBackend(b.other, err.Error())
+			return row
+		case reason != "":
+			row.Skipped = byBackend(b.other, reason)
+		default:
+			defer other.Close()
+			runOther = func() error { _, err := network.InferInto(other, feeds, otherOut); return err }
+		}
+	}
+	res, err := metrics.BenchPair(runBase, runOther, b.cfg)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	row.Runs, row.Backend = res.Runs, &res.A
+	if runOther != nil {
+		row.Compare, row.Ratio = &res.B, res.Ratio
+	}
+	allocs, err := metrics.MeasureAllocations(runBase, b.allocRuns)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	row.Allocations = &allocs
+	return row
+}
+
+// byBackend prefixes a reason with the backend's name unless it starts
+// with it already.
+func byBackend(name, reason string) string {
+	if strings.HasPrefix(reason, name+":") {
+		return reason
+	}
+	return name + ": " + reason
+}
+
+// checkedOther builds the compared backend and compares its outputs with
+// want, recording the largest errors and, where they exceed the
+// cross-backend tolerance, the mismatch: the timing goes on (two float32
+// engines summing in different orders can differ beyond it on outputs near
+// zero), and the note lets a reader judge. A backend that cannot build or
+// run the model is not an error but a reason: the row goes on with the
+// base backend alone.
+func (b bencher) checkedOther(model *onnx.Model, opts backend.Options, feeds, want map[string]onnx.Value, outputs []string, row *benchRow) (network.Network, string, error) {
+	other, err := backend.New(b.other, model, opts)
+	if err != nil {
+		return nil, err.Error(), nil
+	}
+	got, err := other.Inference(feeds)
+	if err != nil {
+		other.Close()
+		if errors.Is(err, network.ErrUnsupported) {
+			return nil, err.Error(), nil
+		}
+		return nil, "", err
+	}
+	for _, o := range outputs {
+		d := metrics.Compare(got[o], want[o], compareTolerance.ScaledTo(want[o]))
+		if d.Mismatch != "" && row.Mismatch == "" {
+			row.Mismatch = fmt.Sprintf("output %q of %s differs from %s's: %s", o, b.other, b.base, d.Mismatch)
+		}
+		row.MaxAbsError, row.MaxRelError = max(row.MaxAbsError, d.MaxAbs), max(row.MaxRelError, d.MaxRel)
+	}
+	return other, "", nil
+}
+
+// batchFeeds makes seeded random inputs of the declared types, with the
+// symbolic batch dimension set to batch. A declared shape with another
+// symbolic dimension (one not named like the batch) cannot be filled and
+// is an error.
+func batchFeeds(g *onnx.Graph, names []string, batch int, seed uint64) (map[string]onnx.Value, error) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	feeds := map[string]onnx.Value{}
+	batchParam, seen := "", false
+	for _, n := range names {
+		ti := g.TypeOf(n)
+		if ti == nil || ti.Kind != onnx.TensorKind || !ti.HasShape {
+			return nil, fmt.Errorf("input %q: need a declared tensor type and shape, have %v", n, ti)
+		}
+		sized := *ti
+		sized.Shape = slices.Clone(ti.Shape)
+		for i, d := range sized.Shape {
+			if d.Size > 0 {
+				continue
+			}
+			if !seen {
+				batchParam, seen = d.Param, true
+			}
+			if d.Param != batchParam {
+				return nil, fmt.Errorf("input %q: dimension %d (%q) is symbolic besides the batch dimension %q; give it a size", n, i, d.Param, batchParam)
+			}
+			sized.Shape[i] = onnx.Dim{Size: int64(batch)}
+		}
+		t, err := randomTensor(n, &sized, rng)
+		if err != nil {
+			return nil, err
+		}
+		feeds[n] = t
+	}
+	return feeds, nil
+}
+
+// parsePresetList splits --models, checking every name is a preset.
+func parsePresetList(list string) ([]string, error) {
+	known := models.PresetNames()
+	var names []string
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("--models: %q is not a model preset (known: %s)", n, strings.Join(known, ", "))
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+// parsePositiveInts splits a comma-separated list of positive integers.
+func parsePositiveInts(flagName, list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("%s: %q is not a positive integer", flagName, s)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// printBenchRow prints a row's line as it is measured.
+func printBenchRow(w io.Writer, rep benchJSON, r benchRow) {
+	fmt.Fprintf(w, "%s batch %d threads %d: ", r.Model, r.Batch, r.Threads)
+	if r.Backend != nil {
+		fmt.Fprintf(w, "%s median %.3f ms (p10–p90 %.3f–%.3f)", rep.Backend, r.Backend.Median, r.Backend.P10, r.Backend.P90)
+	}
+	if r.Compare != nil {
+		fmt.Fprintf(w, ", %s median %.3f ms (p10–p90 %.3f–%.3f), ratio %.2f", rep.Compare, r.Compare.Median, r.Compare.P10, r.Compare.P90, r.Ratio)
+	}
+	if r.Allocations != nil {
+		fmt.Fprintf(w, ", %.0f allocs/inference", r.Allocations.AllocsPerRun)
+	}
+	if r.Runs > 0 {
+		fmt.Fprintf(w, " (%d runs each)", r.Runs)
+	}
+	if r.Skipped != "" {
+		fmt.Fprintf(w, " skipped: %s", oneLine(r.Skipped))
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, " error: %s", oneLine(r.Error))
+	}
+	if r.Mismatch != "" {
+		fmt.Fprintf(w, " (%s)", oneLine(r.Mismatch))
+	}
+	fmt.Fprintln(w)
+}
+
+// writeBenchMarkdown writes the report as a Markdown table under a header
+// saying when, where and how it was measured.
+func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
+	env := rep.Environment
+	commit := env.Commit
+	if len(commit) > 12 {
+		commit = commit[:12]
+	}
+	if commit == "" {
+		commit = "unknown"
+	}
+	if env.Modified {
+		commit += " (with uncommitted changes)"
+	}
+	other := rep.Compare
+	if other == "" {
+		other = "(none)"
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "# Inference latency: %s vs %s\n\n", rep.Backend, other)
+	fmt.Fprintf(&sb, "Measured %s on %s (%d cores, GOMAXPROCS %d, host %s), %s %s/%s, commit %s.\n\n",
+		env.Time, env.CPU, env.Cores, env.GOMAXPROCS, env.Host, env.GoVersion, env.GOOS, env.GOARCH, commit)
+	fmt.Fprintf(&sb, "Each row: %d untimed runs of each backend, then `runs` timed runs of each, interleaved in one process "+
+		"(%s, %s, %s, …) so that the machine's drift falls on both alike; latencies in ms, median and p10–p90; "+
+		"ratio = %s median / %s median (above 1: %s is slower); allocations: %s's Go heap allocations per inference, "+
+		"counted with runtime.ReadMemStats over %d runs after the timed ones. Inputs are seeded random values of the "+
+		"declared shape, the batch dimension set; before the timing, the outputs of the two are compared and a note "+
+		"says where they differ beyond the cross-backend tolerance (rtol %g, atol %g times the output's largest magnitude where that is above 1).\n\n",
+		rep.Warmup, rep.Backend, other, rep.Backend, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
+	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
+	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	dash := "–"
+	for _, r := range rep.Rows {
+		cells := []string{r.Model, strconv.Itoa(r.Batch), strconv.Itoa(r.Threads), dash, dash, dash, dash, dash, dash, dash, dash, ""}
+		if r.Runs > 0 {
+			cells[3] = strconv.Itoa(r.Runs)
+		}
+		if q := r.Backend; q != nil {
+			cells[4], cells[5] = fmt.Sprintf("%.3f", q.Median), fmt.Sprintf("%.3f–%.3f", q.P10, q.P90)
+		}
+		if q := r.Compare; q != nil {
+			cells[6], cells[7] = fmt.Sprintf("%.3f", q.Median), fmt.Sprintf("%.3f–%.3f", q.P10, q.P90)
+			cells[8] = fmt.Sprintf("%.2f", r.Ratio)
+		}
+		if a := r.Allocations; a != nil {
+			cells[9], cells[10] = fmt.Sprintf("%.0f", a.AllocsPerRun), fmt.Sprintf("%.0f", a.BytesPerRun/1024)
+		}
+		switch {
+		case r.Error != "":
+			cells[11] = "error: " + oneLine(r.Error)
+		case r.Skipped != "":
+			cells[11] = "skipped: " + oneLine(r.Skipped)
+		case r.Mismatch != "":
+			cells[11] = oneLine(r.Mismatch)
+		}
+		cells[11] = strings.ReplaceAll(cells[11], "|", `\|`)
+		sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	if rep.Interrupted {
+		sb.WriteString("\nInterrupted: the rows above are those measured before the run was stopped.\n")
+	}
+	_, err := io.WriteString(w, sb.String())
+	return err
+}
+
+// writeIndentedJSON writes v as indented JSON.
+func writeIndentedJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,37 @@
+package network
+
+import "github.com/deep500/deep500-go/onnx"
+
+// IntoRunner is implemented by a Network that can write a run's outputs
+// into values the caller keeps from run to run. Inference must return
+// fresh copies, which allocates at every call; a serving loop or a
+// benchmark that runs the same shapes again and again uses InferenceInto
+// instead and, after its first call, allocates nothing.
+type IntoRunner interface {
+	// InferenceInto runs the graph on feeds, as Inference does, and puts
+	// every output into dst under its name: a tensor already there with
+	// the output's type and shape is overwritten in place; anything else
+	// (no entry, another type or shape, a sequence) is replaced by a new
+	// copy.
+	InferenceInto(feeds map[string]onnx.Value, dst map[string]onnx.Value) error
+}
+
+// InferInto runs n on feeds and leaves its outputs in dst (allocated when
+// nil), through IntoRunner when n implements it and through Inference
+// otherwise. It returns dst.
+func InferInto(n Network, feeds, dst map[string]onnx.Value) (map[string]onnx.Value, error) {
+	if dst == nil {
+		dst = map[string]onnx.Value{}
+	}
+	if r, ok := n.(IntoRunner); ok {
+		return dst, r.InferenceInto(feeds, dst)
+	}
+	out, err := n.Inference(feeds)
+	if err != nil {
+		return dst, err
+	}
+	for k, v := range out {
+		dst[k] = v
+	}
+	return dst, nil
+}
