@@ -190,14 +190,15 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 		yg := y[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 		wg := w[gi*mg*kc : (gi+1)*mg*kc]
 		var ep *gemm.Epilogue[T]
+		epilogue := epilogueOf[T](act)
 		if b != nil || residual != nil || act != nil {
-			ep = epilogueOf[T](act)
 			if b != nil {
-				ep.RowBias = b[gi*mg : (gi+1)*mg]
+				epilogue.RowBias = b[gi*mg : (gi+1)*mg]
 			}
 			if residual != nil {
-				ep.Residual = residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
+				epilogue.Residual = residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 			}
+			ep = &epilogue
 		}
 		if mg <= 2 && !direct {
 			// Too thin for a GEMM (depthwise convolutions): no im2col.
@@ -283,38 +284,38 @@ type convKernel struct {
 }
 
 func (k *convKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error) {
-	s, shape, err := k.check(x, w, b)
+	s, err := k.check(x, w, b)
 	if err != nil {
 		return nil, err
 	}
-	out := k.out.tensor(x.Type, shape)
+	// The shape is built here, not returned by check, so that it stays on
+	// the stack (out.tensor copies it).
+	out := k.out.tensor(x.Type, append([]int{s.n, s.m}, s.geom.Out...))
 	if err := k.buf.run("Conv", out, x, w, b, s, k.threads, convForward[float32], convForward[float64]); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// check validates a Conv's inputs and returns its geometry and output
-// shape.
-func (k *convKernel) check(x, w, b *onnx.Tensor) (*convShapes, []int, error) {
+// check validates a Conv's inputs and returns its geometry.
+func (k *convKernel) check(x, w, b *onnx.Tensor) (*convShapes, error) {
 	if err := checkStorage(x); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if w.Type != x.Type || (b != nil && b.Type != x.Type) {
-		return nil, nil, fmt.Errorf("inputs have different types: X %v, W %v", x.Type, w.Type)
+		return nil, fmt.Errorf("inputs have different types: X %v, W %v", x.Type, w.Type)
 	}
 	s, err := checkConvShapes(&k.attrs, k.kernelShape, k.group, x.Shape, w.Shape, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != s.m) {
-		return nil, nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
+		return nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
 	}
-	shape := append([]int{s.n, s.m}, s.geom.Out...)
 	if s.geom.KernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.OutSize()) {
-		return nil, nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
+		return nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
 	}
-	return s, shape, nil
+	return s, nil
 }
 
 // computeFused is compute followed by the epilogue of a fusion: act(conv +
@@ -326,10 +327,11 @@ func (k *convKernel) computeFused(x, w, b, residual *onnx.Tensor, act *fusedActi
 	if x.Type != onnx.Float && x.Type != onnx.Double {
 		return nil, false, nil
 	}
-	s, shape, err := k.check(x, w, b)
+	s, err := k.check(x, w, b)
 	if err != nil {
 		return nil, false, err
 	}
+	shape := append([]int{s.n, s.m}, s.geom.Out...)
 	if residual != nil && (residual.Type != x.Type || !sameShape(residual.Shape, shape) || checkStorage(residual) != nil) {
 		return nil, false, nil
 	}

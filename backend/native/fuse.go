@@ -284,10 +284,11 @@ func (a *fusedActivation) appliesTo(t onnx.DataType) bool {
 	return a == nil || a.boundType == 0 || a.boundType == t
 }
 
-// epilogueOf returns a new epilogue holding act (nil: none) for the
-// caller to add its bias and residual to.
-func epilogueOf[T floatElem](act *fusedActivation) *gemm.Epilogue[T] {
-	ep := &gemm.Epilogue[T]{}
+// epilogueOf returns an epilogue holding act (nil: none) for the caller
+// to add its bias and residual to. It is a value, which the caller keeps
+// on its stack: a product's epilogue costs no allocation.
+func epilogueOf[T floatElem](act *fusedActivation) gemm.Epilogue[T] {
+	var ep gemm.Epilogue[T]
 	if act == nil {
 		return ep
 	}

@@ -133,12 +133,13 @@ func batchedGemmFused[T floatElem](p matmulPlan, a, b, c []T, threads int, colBi
 	fused := colBias != nil || residual != nil || act != nil
 	one := func(i, threads int) {
 		var ep *gemm.Epilogue[T]
+		epilogue := epilogueOf[T](act)
 		if fused {
-			ep = epilogueOf[T](act)
-			ep.ColBias = colBias
+			epilogue.ColBias = colBias
 			if residual != nil {
-				ep.Residual = residual[i*p.m*p.n:]
+				epilogue.Residual = residual[i*p.m*p.n:]
 			}
+			ep = &epilogue
 		}
 		gemm.MultiplyFused(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
 			0, c[i*p.m*p.n:], p.n, threads, ep)
@@ -310,11 +311,11 @@ func (k *gemmKernel) computeWith(a, b, c, residual *onnx.Tensor, act *fusedActiv
 	}
 	switch ad := a.Data.(type) {
 	case []float32:
-		ep := gemmEpilogue[float32](colBias, residual, act)
-		gemm.MultiplyFused(m, n, ka, k.alpha, gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads, ep)
+		ep, ok := gemmEpilogue[float32](colBias, residual, act)
+		gemm.MultiplyFused(m, n, ka, k.alpha, gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads, orNil(&ep, ok))
 	case []float64:
-		ep := gemmEpilogue[float64](colBias, residual, act)
-		gemm.MultiplyFused(m, n, ka, float64(k.alpha), gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads, ep)
+		ep, ok := gemmEpilogue[float64](colBias, residual, act)
+		gemm.MultiplyFused(m, n, ka, float64(k.alpha), gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads, orNil(&ep, ok))
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
@@ -341,13 +342,18 @@ func (k *gemmKernel) computeWith(a, b, c, residual *onnx.Tensor, act *fusedActiv
 }
 
 // gemmEpilogue is the epilogue of a Gemm: its column bias, the residual
-// and the activation (each nil when absent); nil when all are.
-func gemmEpilogue[T floatElem](colBias, residual *onnx.Tensor, act *fusedActivation) *gemm.Epilogue[T] {
-	if colBias == nil && residual == nil && act == nil {
-		return nil
-	}
+// and the activation (each nil when absent), and whether it has any step.
+func gemmEpilogue[T floatElem](colBias, residual *onnx.Tensor, act *fusedActivation) (gemm.Epilogue[T], bool) {
 	ep := epilogueOf[T](act)
 	ep.ColBias, ep.Residual = optionalData[T](colBias), optionalData[T](residual)
+	return ep, colBias != nil || residual != nil || act != nil
+}
+
+// orNil returns &ep when ok, else nil.
+func orNil[T floatElem](ep *gemm.Epilogue[T], ok bool) *gemm.Epilogue[T] {
+	if !ok {
+		return nil
+	}
 	return ep
 }
 

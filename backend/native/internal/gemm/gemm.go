@@ -165,9 +165,14 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB Pa
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	kern := kernelFor[T](im)
-	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0, epilogue: ep,
+	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
 		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
 		packBSize: roundUp(min(ncTile, n), kern.Nr) * min(kcSlice, k)}
+	if ep != nil {
+		// Copied, so that the caller's epilogue does not escape with
+		// the job to the goroutines (or their pool).
+		job.epilogue, job.hasEpilogue = *ep, true
+	}
 	if threads <= 1 {
 		var next atomic.Int64
 		job.work(&next)
@@ -187,8 +192,9 @@ type gemmJob[T Float] struct {
 	ldc                  int
 	tiles, tilesN        int
 	kern                 MicroKernel[T]
-	overwrite            bool         // the first K slice stores into C (beta 0)
-	epilogue             *Epilogue[T] // run on each tile after its last K slice, if not nil
+	overwrite            bool        // the first K slice stores into C (beta 0)
+	epilogue             Epilogue[T] // run on each tile after its last K slice, if hasEpilogue
+	hasEpilogue          bool
 	packASize, packBSize int
 }
 
@@ -214,7 +220,7 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 			}
 			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
-		if j.epilogue != nil {
+		if j.hasEpilogue {
 			// The tile was just written: it is still in cache.
 			j.epilogue.apply(j.c, j.ldc, i0, j0, mc, nc)
 		}
