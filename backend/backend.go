@@ -31,7 +31,8 @@ type Options struct {
 	// Optimize lets the backend rewrite the graph for inference with
 	// package transform before compiling it: fold constants and
 	// BatchNormalization into the layer before it, drop no-ops (Identity,
-	// inference Dropout) and dead nodes. Parameters and intermediate values
+	// inference Dropout) and dead nodes; the native backend also fuses
+	// a Conv or Gemm with the residual Add and activation after it. Parameters and intermediate values
 	// then differ from the model's (folded weights have new names, removed
 	// values cannot be fetched), so leave it off for training, gradient
 	// checks and anything that reads or feeds parameters. Backends that

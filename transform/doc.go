@@ -11,9 +11,11 @@
 //
 // Each pass lives in a file of its own and is one entry of the list that
 // Passes returns, as ONNX Runtime organises its graph transformers; a new
-// pass (a fusion of Conv or Gemm with its activation and residual Add, say)
-// is a new file with a function of the Pass signature and one line in that
-// list.
+// pass is a new file with a function of the Pass signature and one line
+// in that list. Rewrites that depend on one backend's kernels are not
+// passes: the native backend fuses Conv and Gemm with their bias, residual
+// Add and activation itself, when it compiles the optimized graph
+// (backend/native/fuse.go).
 //
 // Every pass refuses what it is not sure about and leaves it as it is: a
 // value a subgraph of If, Loop or Scan reads is never renamed, a

@@ -77,6 +77,27 @@
 // type inference at build time (to pick it once) is left for when the
 // operator set needs it.
 //
+// # Epilogue fusion
+//
+// With backend.Options.Optimize, after package transform's passes, New
+// plans fusions (fuse.go): a Conv, a Gemm, or a MatMul with an Add of a
+// bias, whose result only an Add of a same-shape residual and/or an
+// activation (Relu, Clip with constant bounds, LeakyRelu, HardSigmoid,
+// HardSwish, Sigmoid) reads, compiles with them into one kernel. Its GEMM
+// adds the bias and the residual and applies the activation to each tile
+// of the output while the tile is in cache (gemm.Epilogue); the values
+// between the nodes are never stored, and Fetch names them in an error.
+// Every Conv's bias, fused or not, is added in that epilogue rather than
+// by filling the output first.
+//
+// The planner is here rather than a transform pass that would rewrite the
+// chain to an operator of the project's own domain: which chains fuse
+// follows from what this backend's kernels can apply in their epilogue,
+// not from the graph, and a rewritten model would hold an operator no
+// other backend runs. The graph stays the model's, so the unfused kernels
+// serve as the fallback when a run's tensors do not fit the fused one (a
+// broadcast residual, float16), and their errors name the model's nodes.
+//
 // # Adding an operator
 //
 // Put VisitX in the file of its family (arithmetic.go, activations.go,
