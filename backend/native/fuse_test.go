@@ -364,3 +364,84 @@ func TestFusionRefusesBackprop(t *testing.T) {
 		t.Fatalf("InferenceAndBackprop = %v, want an error asking for Optimize off", err)
 	}
 }
+
+// BenchmarkFusedLayers times layers the optimizer fuses, built unfused
+// (Optimize off: the Conv, the Add and the activation each a kernel and
+// a pass over memory) and fused, on one thread; -count interleaves them.
+func BenchmarkFusedLayers(b *testing.B) {
+	r := rand.New(rand.NewSource(1))
+	layers := []struct {
+		name   string
+		nodes  []*onnx.Node
+		inputs map[string][]int
+		inits  map[string]*onnx.Tensor
+	}{
+		{
+			// ResNet-18's first stage: 3×3, 64 channels, 56×56, with the
+			// block's residual and Relu.
+			name: "Conv3x3+Add+Relu 64x56x56",
+			nodes: []*onnx.Node{
+				testNode(b, 17, "Conv", []string{"X", "W", "B"}, []string{"C"}, intsAttr("pads", 1, 1, 1, 1)),
+				testNode(b, 17, "Add", []string{"C", "X"}, []string{"A"}),
+				testNode(b, 17, "Relu", []string{"A"}, []string{"Y"}),
+			},
+			inputs: map[string][]int{"X": {1, 64, 56, 56}},
+			inits:  map[string]*onnx.Tensor{"W": convRandTensor(r, 64, 64, 3, 3), "B": convRandTensor(r, 64)},
+		},
+		{
+			// MobileNetV2's expansion: 1×1, 24 to 144 channels, 56×56, Relu6.
+			name: "Conv1x1+Clip 144x56x56",
+			nodes: []*onnx.Node{
+				testNode(b, 17, "Conv", []string{"X", "W", "B"}, []string{"C"}),
+				testNode(b, 17, "Clip", []string{"C", "lo", "hi"}, []string{"Y"}),
+			},
+			inputs: map[string][]int{"X": {1, 24, 56, 56}},
+			inits: map[string]*onnx.Tensor{"W": convRandTensor(r, 144, 24, 1, 1), "B": convRandTensor(r, 144),
+				"lo": onnx.FromSlice([]float32{0}), "hi": onnx.FromSlice([]float32{6})},
+		},
+		{
+			// MobileNetV2's depthwise stage: 3×3, 144 channels, 56×56, Relu6.
+			name: "depthwise3x3+Clip 144x56x56",
+			nodes: []*onnx.Node{
+				testNode(b, 17, "Conv", []string{"X", "W", "B"}, []string{"C"}, intsAttr("pads", 1, 1, 1, 1), intAttr("group", 144)),
+				testNode(b, 17, "Clip", []string{"C", "lo", "hi"}, []string{"Y"}),
+			},
+			inputs: map[string][]int{"X": {1, 144, 56, 56}},
+			inits: map[string]*onnx.Tensor{"W": convRandTensor(r, 144, 1, 3, 3), "B": convRandTensor(r, 144),
+				"lo": onnx.FromSlice([]float32{0}), "hi": onnx.FromSlice([]float32{6})},
+		},
+	}
+	for _, l := range layers {
+		var inputs []*onnx.ValueInfo
+		feeds := map[string]onnx.Value{}
+		for name, shape := range l.inputs {
+			inputs = append(inputs, &onnx.ValueInfo{Name: name})
+			feeds[name] = convRandTensor(r, shape...)
+		}
+		var inits []*onnx.Initializer
+		for name, t := range l.inits {
+			inits = append(inits, &onnx.Initializer{Name: name, Tensor: t})
+		}
+		m := testModel(l.nodes, inputs, []*onnx.ValueInfo{{Name: "Y"}}, inits...)
+		for _, optimize := range []bool{false, true} {
+			name := l.name + "/unfused"
+			if optimize {
+				name = l.name + "/fused"
+			}
+			b.Run(name, func(b *testing.B) {
+				net, err := New(m, backend.Options{Threads: 1, Optimize: optimize})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if fused := len(net.(*executor).fusedAway) > 0; fused != optimize {
+					b.Fatalf("fused: %v", fused)
+				}
+				for b.Loop() {
+					if _, err := net.Inference(feeds); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
