@@ -1,0 +1,365 @@
+// Command _asm generates depthwise_amd64.s and depthwise_stubs_amd64.go,
+// the AVX-512 and AVX2/FMA kernels of package conv's depthwise
+// convolution, with avo. Run it through go generate in package conv.
+//
+// Every plane kernel is specialised to one kernel size K (3 or 5) and
+// stride S (1 or 2), so that the K·K taps and their addresses are
+// constants of the code: the weights sit in vector registers (AVX-512;
+// AVX2 has too few for 5×5 and broadcasts them from memory), and each tap
+// reads the padded input (the layout of depthwise.go) at a base register
+// plus a multiple of the row pitch plus a constant.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	masks := maskTable()
+	deinterleaveAVX512()
+	deinterleaveAVX2(masks)
+	for _, k := range []int{3, 5} {
+		for _, s := range []int{1, 2} {
+			planeKernel(avx512, k, s, masks)
+			planeKernel(avx2, k, s, masks)
+		}
+	}
+	Generate()
+}
+
+// isa describes one vector instruction set: its name (a suffix of the
+// generated functions), lanes per vector and vector registers.
+type isa struct {
+	name  string
+	lanes int
+	vec   func(i int) VecPhysical
+}
+
+var (
+	avx512 = isa{"AVX512", 16, func(i int) VecPhysical { return zmm[i] }}
+	avx2   = isa{"AVX2", 8, func(i int) VecPhysical { return ymm[i] }}
+)
+
+var zmm = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+	Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+
+var ymm = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
+
+// maskTable is the int32 lanes 0, 1, ..., 7: comparing a broadcast n
+// greater than them gives the AVX2 store mask of the first n lanes.
+func maskTable() Mem {
+	m := GLOBL("dwLaneIndex", RODATA|NOPTR)
+	for i := 0; i < 8; i++ {
+		DATA(4*i, U32(uint32(i)))
+	}
+	return m
+}
+
+// deinterleaveAVX512 generates dwDeinterleaveAVX512(m, src, even, odd):
+// even[i] = src[2i], odd[i] = src[2i+1] for the m elements of src, 32 at
+// a time; the last block loads under a mask (masked-off lanes neither
+// fault nor read, and come out zero) and stores whole vectors, so up to
+// 15 zeros follow the data in even and odd.
+func deinterleaveAVX512() {
+	idx := GLOBL("dwPermIndex", RODATA|NOPTR)
+	for i := 0; i < 32; i++ {
+		// Lanes 0-15 pick the even elements of two vectors, 16-31 the odd.
+		DATA(4*i, U32(uint32(2*(i%16)+i/16)))
+	}
+	TEXT("dwDeinterleaveAVX512", NOSPLIT, "func(m int, src, even, odd *float32)")
+	Doc("dwDeinterleaveAVX512 splits src[:m] into its even and odd elements, writing whole vectors of 16.")
+	m := Load(Param("m"), RCX)
+	src := Load(Param("src"), RSI)
+	even := Load(Param("even"), RDI)
+	odd := Load(Param("odd"), RDX)
+	VMOVDQU32(idx, Z4)
+	VMOVDQU32(idx.Offset(64), Z5)
+	split := func() {
+		VMOVAPS(Z0, Z2)
+		VPERMT2PS(Z1, Z4, Z2)
+		VPERMT2PS(Z1, Z5, Z0)
+		VMOVUPS(Z2, Mem{Base: even})
+		VMOVUPS(Z0, Mem{Base: odd})
+	}
+	Label("loop")
+	CMPQ(m, U8(32))
+	JL(LabelRef("tail"))
+	VMOVUPS(Mem{Base: src}, Z0)
+	VMOVUPS(Mem{Base: src}.Offset(64), Z1)
+	split()
+	ADDQ(U8(128), src)
+	ADDQ(U8(64), even)
+	ADDQ(U8(64), odd)
+	SUBQ(U8(32), m)
+	JMP(LabelRef("loop"))
+	Label("tail")
+	TESTQ(m, m)
+	JZ(LabelRef("done"))
+	// K1 = the low min(m, 16) bits, K2 = the low m-16 bits (none when m
+	// <= 16): one mask of 32 bits, split.
+	MOVQ(U32(1), RAX)
+	SHLQ(CL, RAX)
+	DECQ(RAX)
+	KMOVW(EAX, K1)
+	SHRQ(U8(16), RAX)
+	KMOVW(EAX, K2)
+	VMOVUPS_Z(Mem{Base: src}, K1, Z0)
+	VMOVUPS_Z(Mem{Base: src}.Offset(64), K2, Z1)
+	split()
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// deinterleaveAVX2 generates dwDeinterleaveAVX2, the same split 16
+// elements at a time (up to 7 zeros follow the data): SHUFPS gathers
+// even (odd) elements within 128-bit lanes, PERMPD puts the two lanes'
+// halves in order; the last block loads under VMASKMOVPS masks.
+func deinterleaveAVX2(lanes Mem) {
+	TEXT("dwDeinterleaveAVX2", NOSPLIT, "func(m int, src, even, odd *float32)")
+	Doc("dwDeinterleaveAVX2 splits src[:m] into its even and odd elements, writing whole vectors of 8.")
+	m := Load(Param("m"), RCX)
+	src := Load(Param("src"), RSI)
+	even := Load(Param("even"), RDI)
+	odd := Load(Param("odd"), RDX)
+	split := func() {
+		VSHUFPS(U8(0x88), Y1, Y0, Y2)
+		VSHUFPS(U8(0xdd), Y1, Y0, Y3)
+		VPERMPD(U8(0xd8), Y2, Y2)
+		VPERMPD(U8(0xd8), Y3, Y3)
+		VMOVUPS(Y2, Mem{Base: even})
+		VMOVUPS(Y3, Mem{Base: odd})
+	}
+	Label("loop")
+	CMPQ(m, U8(16))
+	JL(LabelRef("tail"))
+	VMOVUPS(Mem{Base: src}, Y0)
+	VMOVUPS(Mem{Base: src}.Offset(32), Y1)
+	split()
+	ADDQ(U8(64), src)
+	ADDQ(U8(32), even)
+	ADDQ(U8(32), odd)
+	SUBQ(U8(16), m)
+	JMP(LabelRef("loop"))
+	Label("tail")
+	TESTQ(m, m)
+	JZ(LabelRef("done"))
+	// Y4 = lanes below m, Y5 = lanes below m-8.
+	MOVQ(m, X4)
+	VPBROADCASTD(X4, Y4)
+	SUBQ(U8(8), m)
+	MOVQ(m, X5)
+	VPBROADCASTD(X5, Y5)
+	VPCMPGTD(lanes, Y4, Y4)
+	VPCMPGTD(lanes, Y5, Y5)
+	VMASKMOVPS(Mem{Base: src}, Y4, Y0)
+	VMASKMOVPS(Mem{Base: src}.Offset(32), Y5, Y1)
+	split()
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// Register roles of the plane kernels.
+var (
+	rowBase = RSI // the current output row's first padded input row
+	col     = RAX // the current column block within it
+	out     = RDI // the next output element
+	left    = RCX // output columns left in the row
+	rows    = RDX // output rows left
+	step    = R8  // bytes from one output row's input to the next
+	wptr    = RBX // the weights (AVX2 5×5 only, after the prologue)
+	tmp     = R14
+)
+
+// pitchRegs hold u times the row pitch for u = 1, 3, 5, 7, 9: with scales
+// 1, 2, 4, 8 they reach every multiple up to 10.
+var pitchRegs = map[int]GPPhysical{1: R9, 3: R10, 5: R11, 7: R12, 9: R13}
+
+// rowOffset returns the operand of input row m (of the padded layout)
+// relative to the column pointer.
+func rowOffset(m, disp int) Mem {
+	if m == 0 {
+		return Mem{Base: col, Disp: disp}
+	}
+	for _, sc := range []uint8{1, 2, 4, 8} {
+		if m%int(sc) == 0 {
+			if r, ok := pitchRegs[m/int(sc)]; ok {
+				return Mem{Base: col, Index: r, Scale: sc, Disp: disp}
+			}
+		}
+	}
+	panic(fmt.Sprintf("row offset %d has no addressing form", m))
+}
+
+// planeKernel generates dwPlaneK<k>S<s><isa>: one output plane of a k×k
+// depthwise convolution of stride s from the padded input (see
+// depthwise.go's layout): out = clamp(bias + Σ taps, lo, hi), the taps
+// added in row-major kernel order with fused multiply-adds.
+func planeKernel(v isa, k, s int, masks Mem) {
+	name := fmt.Sprintf("dwPlaneK%dS%d%s", k, s, v.name)
+	TEXT(name, NOSPLIT, "func(src *float32, pitch, rowStep int, w *float32, bias, lo, hi float32, y *float32, oh, ow int)")
+	Doc(fmt.Sprintf("%s computes an output plane of a %d×%d depthwise convolution of stride %d.", name, k, k, s))
+	Load(Param("src"), rowBase)
+	Load(Param("pitch"), R9)
+	Load(Param("rowStep"), step)
+	Load(Param("w"), wptr)
+	Load(Param("y"), out)
+	Load(Param("oh"), rows)
+	// Multiples of the pitch the taps need.
+	maxRow := (k-1)*s + (s - 1)
+	if maxRow >= 3 {
+		LEAQ(Mem{Base: R9, Index: R9, Scale: 2}, R10)
+	}
+	if maxRow >= 5 {
+		LEAQ(Mem{Base: R9, Index: R9, Scale: 4}, R11)
+	}
+	if maxRow >= 7 {
+		IMUL3Q(U8(7), R9, R12)
+	}
+	if maxRow >= 9 {
+		LEAQ(Mem{Base: R9, Index: R9, Scale: 8}, R13)
+	}
+
+	// Vector registers: accumulators first, then lo, hi, bias (AVX-512)
+	// or the tail mask (AVX2), then the weights.
+	const blocks = 4
+	acc := []VecPhysical{v.vec(0), v.vec(1), v.vec(2), v.vec(3)}
+	lo, hi := v.vec(4), v.vec(5)
+	next := 6
+	var bias, mask VecPhysical
+	if v.lanes == 16 {
+		bias = v.vec(next)
+	} else {
+		mask = v.vec(next)
+	}
+	next++
+	VBROADCASTSS(paramAddr("lo"), lo)
+	VBROADCASTSS(paramAddr("hi"), hi)
+	if bias != nil {
+		VBROADCASTSS(paramAddr("bias"), bias)
+	}
+	regs := 32
+	if v.lanes == 8 {
+		regs = 16
+	}
+	weightsInRegs := next+k*k <= regs
+	weights := make([]VecPhysical, k*k)
+	var wtmp VecPhysical
+	if weightsInRegs {
+		for i := range weights {
+			weights[i] = v.vec(next + i)
+			VBROADCASTSS(Mem{Base: wptr, Disp: 4 * i}, weights[i])
+		}
+	} else {
+		wtmp = v.vec(next)
+	}
+
+	vbytes := 4 * v.lanes
+	// body adds the taps of n column vectors into acc[:n], stores them
+	// (the last one under the mask when masked) and advances.
+	body := func(n int, masked bool) {
+		for j := 0; j < n; j++ {
+			if bias != nil {
+				VMOVAPS(bias, acc[j])
+			} else {
+				VBROADCASTSS(paramAddr("bias"), acc[j])
+			}
+		}
+		for ky := 0; ky < k; ky++ {
+			for kx := 0; kx < k; kx++ {
+				tap := ky*k + kx
+				wr := wtmp
+				if weightsInRegs {
+					wr = weights[tap]
+				} else {
+					VBROADCASTSS(Mem{Base: wptr, Disp: 4 * tap}, wtmp)
+				}
+				m := ky*s + kx%s
+				for j := 0; j < n; j++ {
+					VFMADD231PS(rowOffset(m, 4*(kx/s)+vbytes*j), wr, acc[j])
+				}
+			}
+		}
+		for j := 0; j < n; j++ {
+			// MAXPS and MINPS return their second source when either is
+			// NaN: the sum is that source, so NaN passes the clamp.
+			VMAXPS(acc[j], lo, acc[j])
+			VMINPS(acc[j], hi, acc[j])
+			dst := Mem{Base: out, Disp: vbytes * j}
+			switch {
+			case !masked:
+				VMOVUPS(acc[j], dst)
+			case v.lanes == 16:
+				VMOVUPS(acc[j], K1, dst)
+			default:
+				VMASKMOVPS(acc[j], mask, dst)
+			}
+		}
+	}
+
+	Label("rowloop")
+	TESTQ(rows, rows)
+	JZ(LabelRef("done"))
+	MOVQ(rowBase, col)
+	Load(Param("ow"), left)
+
+	Label("wide")
+	CMPQ(left, U32(blocks*v.lanes))
+	JL(LabelRef("single"))
+	body(blocks, false)
+	ADDQ(U32(blocks*vbytes), col)
+	ADDQ(U32(blocks*vbytes), out)
+	SUBQ(U32(blocks*v.lanes), left)
+	JMP(LabelRef("wide"))
+
+	Label("single")
+	CMPQ(left, U8(v.lanes))
+	JL(LabelRef("tail"))
+	body(1, false)
+	ADDQ(U8(vbytes), col)
+	ADDQ(U8(vbytes), out)
+	SUBQ(U8(v.lanes), left)
+	JMP(LabelRef("single"))
+
+	Label("tail")
+	TESTQ(left, left)
+	JZ(LabelRef("rowend"))
+	if v.lanes == 16 {
+		// K1 = the low `left` bits.
+		MOVL(U32(1), tmp.As32())
+		SHLL(CL, tmp.As32())
+		DECL(tmp.As32())
+		KMOVW(tmp.As32(), K1)
+	} else {
+		// Lanes whose index is below left.
+		MOVQ(left, mask.AsX())
+		VPBROADCASTD(mask.AsX(), mask)
+		VPCMPGTD(masks, mask, mask)
+	}
+	body(1, true)
+	LEAQ(Mem{Base: out, Index: left, Scale: 4}, out)
+
+	Label("rowend")
+	ADDQ(step, rowBase)
+	DECQ(rows)
+	JMP(LabelRef("rowloop"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// paramAddr is the stack address of the current function's argument.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
