@@ -262,8 +262,15 @@ func planeKernel(v isa, k, s int, masks Mem) {
 
 	vbytes := 4 * v.lanes
 	// body adds the taps of n column vectors into acc[:n], stores them
-	// (the last one under the mask when masked) and advances.
+	// (the last one under the mask when masked) and advances. A single
+	// vector, on its own, would be one chain of k·k dependent
+	// multiply-adds: its taps are dealt round-robin to the four (3×3:
+	// three) accumulators instead, which are summed at the end.
 	body := func(n int, masked bool) {
+		chains := 1
+		if n == 1 {
+			chains = min(k, len(acc))
+		}
 		for j := 0; j < n; j++ {
 			if bias != nil {
 				VMOVAPS(bias, acc[j])
@@ -281,10 +288,28 @@ func planeKernel(v isa, k, s int, masks Mem) {
 					VBROADCASTSS(Mem{Base: wptr, Disp: 4 * tap}, wtmp)
 				}
 				m := ky*s + kx%s
+				if chains > 1 {
+					c := tap % chains
+					src := rowOffset(m, 4*(kx/s))
+					if tap == c && c > 0 {
+						VMULPS(src, wr, acc[c])
+					} else {
+						VFMADD231PS(src, wr, acc[c])
+					}
+					continue
+				}
 				for j := 0; j < n; j++ {
 					VFMADD231PS(rowOffset(m, 4*(kx/s)+vbytes*j), wr, acc[j])
 				}
 			}
+		}
+		if chains == 4 {
+			VADDPS(acc[1], acc[0], acc[0])
+			VADDPS(acc[3], acc[2], acc[2])
+			VADDPS(acc[2], acc[0], acc[0])
+		} else if chains == 3 {
+			VADDPS(acc[1], acc[0], acc[0])
+			VADDPS(acc[2], acc[0], acc[0])
 		}
 		for j := 0; j < n; j++ {
 			// MAXPS and MINPS return their second source when either is
