@@ -76,26 +76,28 @@ func (l *DepthwiseLayout) Prepare(src []float32) { clear(src[:l.ScratchSize()]) 
 
 // Load copies the input plane x (H×W) into src, a scratch of this layout
 // that Prepare has cleared (and that only Loads of this layout have
-// written since), with im's Deinterleave.
+// written since), with im's row copies: one call per plane.
 func (l *DepthwiseLayout) Load(im *DepthwiseImpl, src, x []float32) {
 	src = src[:l.ScratchSize()]
-	rowLen := l.S * l.Pitch
-	for ih := max(0, -l.PadTop); ih < min(l.H, l.Rows-l.PadTop); ih++ {
-		rowPhases := src[(ih+l.PadTop)*rowLen : (ih+l.PadTop+1)*rowLen]
-		in := x[ih*l.W : (ih+1)*l.W]
-		if l.S == 1 {
-			copy(rowPhases[l.PadLeft:], in)
-			continue
-		}
-		// Input column i sits at padded column i+PadLeft, phase
-		// (i+PadLeft)%2: the even input columns go to phase PadLeft%2
-		// from column PadLeft/2, the odd ones to the other phase from
-		// column (PadLeft+1)/2.
-		pe := l.PadLeft % 2
-		evenRow := rowPhases[pe*l.Pitch : (pe+1)*l.Pitch]
-		oddRow := rowPhases[(1-pe)*l.Pitch : (2-pe)*l.Pitch]
-		im.Deinterleave(evenRow[l.PadLeft/2:], oddRow[(l.PadLeft+1)/2:], in)
+	first, end := max(0, -l.PadTop), min(l.H, l.Rows-l.PadTop)
+	if first >= end {
+		return
 	}
+	rowLen := l.S * l.Pitch
+	at := (first + l.PadTop) * rowLen
+	x = x[first*l.W:]
+	if l.S == 1 {
+		im.CopyRows(src[at+l.PadLeft:], rowLen, x, l.W, end-first, l.W)
+		return
+	}
+	// Input column i sits at padded column i+PadLeft, phase
+	// (i+PadLeft)%2: the even input columns go to phase PadLeft%2 from
+	// column PadLeft/2, the odd ones to the other phase from column
+	// (PadLeft+1)/2.
+	pe := l.PadLeft % 2
+	even := src[at+pe*l.Pitch+l.PadLeft/2:]
+	odd := src[at+(1-pe)*l.Pitch+(l.PadLeft+1)/2:]
+	im.DeinterleaveRows(even, odd, rowLen, x, l.W, end-first, l.W)
 }
 
 // DepthwiseKernel returns im's kernel for l, falling back to the
@@ -140,12 +142,21 @@ func depthwisePlanePortable(l *DepthwiseLayout, y, src, w []float32, bias, lo, h
 	}
 }
 
-func deinterleavePortable(even, odd, src []float32) {
-	n := len(src)
-	for i := range (n + 1) / 2 {
-		even[i] = src[2*i]
+func copyRowsPortable(dst []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	for r := range rows {
+		copy(dst[r*dstStride:r*dstStride+n], src[r*srcStride:r*srcStride+n])
 	}
-	for i := range n / 2 {
-		odd[i] = src[2*i+1]
+}
+
+func deinterleaveRowsPortable(even, odd []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	for r := range rows {
+		in := src[r*srcStride : r*srcStride+n]
+		e, o := even[r*dstStride:], odd[r*dstStride:]
+		for i := range (n + 1) / 2 {
+			e[i] = in[2*i]
+		}
+		for i := range n / 2 {
+			o[i] = in[2*i+1]
+		}
 	}
 }

@@ -29,7 +29,12 @@ var depthwiseAVX512 = DepthwiseImpl{
 			{dwPlaneK5S1AVX512, dwPlaneK5S2AVX512},
 		})
 	},
-	Deinterleave: func(even, odd, src []float32) { deinterleaveAsm(even, odd, src, 16, dwDeinterleaveAVX512) },
+	CopyRows: func(dst []float32, dstStride int, src []float32, srcStride, rows, n int) {
+		copyRowsAsm(dst, dstStride, src, srcStride, rows, n, dwCopyRowsAVX512)
+	},
+	DeinterleaveRows: func(even, odd []float32, dstStride int, src []float32, srcStride, rows, n int) {
+		deinterleaveRowsAsm(even, odd, dstStride, src, srcStride, rows, n, 16, dwDeinterleaveRowsAVX512)
+	},
 }
 
 // depthwiseAVX2 runs 8 output columns per vector; 5×5 weights are
@@ -42,7 +47,12 @@ var depthwiseAVX2 = DepthwiseImpl{
 			{dwPlaneK5S1AVX2, dwPlaneK5S2AVX2},
 		})
 	},
-	Deinterleave: func(even, odd, src []float32) { deinterleaveAsm(even, odd, src, 8, dwDeinterleaveAVX2) },
+	CopyRows: func(dst []float32, dstStride int, src []float32, srcStride, rows, n int) {
+		copyRowsAsm(dst, dstStride, src, srcStride, rows, n, dwCopyRowsAVX2)
+	},
+	DeinterleaveRows: func(even, odd []float32, dstStride int, src []float32, srcStride, rows, n int) {
+		deinterleaveRowsAsm(even, odd, dstStride, src, srcStride, rows, n, 8, dwDeinterleaveRowsAVX2)
+	},
 }
 
 // planeAsmFunc is the signature of the generated plane kernels: pitch and
@@ -65,15 +75,29 @@ func planeAsm(k, s int, table [2][2]planeAsmFunc) DepthwisePlaneFunc {
 	}
 }
 
-// deinterleaveAsm runs kernel, which stores whole vectors of lanes to
-// even and odd.
-func deinterleaveAsm(even, odd, src []float32, lanes int, kernel func(m int, src, even, odd *float32)) {
-	m := len(src)
-	if m == 0 {
+// copyRowsAsm runs kernel after checking that the last row of each
+// slice is inside it (the assembly trusts its pointers).
+func copyRowsAsm(dst []float32, dstStride int, src []float32, srcStride, rows, n int,
+	kernel func(rows, n int, src *float32, srcStride int, dst *float32, dstStride int)) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_ = dst[(rows-1)*dstStride+n-1]
+	_ = src[(rows-1)*srcStride+n-1]
+	kernel(rows, n, &src[0], 4*srcStride, &dst[0], 4*dstStride)
+}
+
+// deinterleaveRowsAsm runs kernel, which stores whole vectors of lanes
+// to even and odd, after checking that the last row of each slice is
+// inside it.
+func deinterleaveRowsAsm(even, odd []float32, dstStride int, src []float32, srcStride, rows, n, lanes int,
+	kernel func(rows, m int, src *float32, srcStride int, even, odd *float32, dstStride int)) {
+	if rows <= 0 || n <= 0 {
 		return
 	}
 	// Each block of 2·lanes elements stores one vector to each row.
-	n := roundUp(m, 2*lanes) / 2
-	_, _ = even[n-1], odd[n-1]
-	kernel(m, &src[0], &even[0], &odd[0])
+	last := (rows-1)*dstStride + roundUp(n, 2*lanes)/2 - 1
+	_, _ = even[last], odd[last]
+	_ = src[(rows-1)*srcStride+n-1]
+	kernel(rows, n, &src[0], 4*srcStride, &even[0], &odd[0], 4*dstStride)
 }

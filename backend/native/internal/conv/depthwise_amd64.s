@@ -14,6 +14,97 @@ DATA dwLaneIndex<>+24(SB)/4, $0x00000006
 DATA dwLaneIndex<>+28(SB)/4, $0x00000007
 GLOBL dwLaneIndex<>(SB), RODATA|NOPTR, $32
 
+// func dwCopyRowsAVX512(rows int, n int, src *float32, srcStride int, dst *float32, dstStride int)
+// Requires: AVX, AVX512F
+TEXT ·dwCopyRowsAVX512(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ src+16(FP), R11
+	MOVQ srcStride+24(FP), R9
+	MOVQ dstStride+40(FP), R10
+	MOVQ dst+32(FP), R12
+
+rows:
+	TESTQ R8, R8
+	JZ    done
+	MOVQ  R11, SI
+	MOVQ  R12, DI
+	MOVQ  n+8(FP), CX
+
+vec:
+	CMPQ    CX, $0x10
+	JL      tail
+	VMOVUPS (SI), Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $0x40, SI
+	ADDQ    $0x40, DI
+	SUBQ    $0x10, CX
+	JMP     vec
+
+tail:
+	TESTQ     CX, CX
+	JZ        rowend
+	MOVL      $0x00000001, AX
+	SHLL      CL, AX
+	DECL      AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS   Z0, K1, (DI)
+
+rowend:
+	ADDQ R9, R11
+	ADDQ R10, R12
+	DECQ R8
+	JMP  rows
+
+done:
+	VZEROUPPER
+	RET
+
+// func dwCopyRowsAVX2(rows int, n int, src *float32, srcStride int, dst *float32, dstStride int)
+// Requires: AVX, AVX2, SSE2
+TEXT ·dwCopyRowsAVX2(SB), NOSPLIT, $0-48
+	MOVQ rows+0(FP), R8
+	MOVQ src+16(FP), R11
+	MOVQ srcStride+24(FP), R9
+	MOVQ dstStride+40(FP), R10
+	MOVQ dst+32(FP), R12
+
+rows:
+	TESTQ R8, R8
+	JZ    done
+	MOVQ  R11, SI
+	MOVQ  R12, DI
+	MOVQ  n+8(FP), CX
+
+vec:
+	CMPQ    CX, $0x08
+	JL      tail
+	VMOVUPS (SI), Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, DI
+	SUBQ    $0x08, CX
+	JMP     vec
+
+tail:
+	TESTQ        CX, CX
+	JZ           rowend
+	MOVQ         CX, X1
+	VPBROADCASTD X1, Y1
+	VPCMPGTD     dwLaneIndex<>+0(SB), Y1, Y1
+	VMASKMOVPS   (SI), Y1, Y0
+	VMASKMOVPS   Y0, Y1, (DI)
+
+rowend:
+	ADDQ R9, R11
+	ADDQ R10, R12
+	DECQ R8
+	JMP  rows
+
+done:
+	VZEROUPPER
+	RET
+
 DATA dwPermIndex<>+0(SB)/4, $0x00000000
 DATA dwPermIndex<>+4(SB)/4, $0x00000002
 DATA dwPermIndex<>+8(SB)/4, $0x00000004
@@ -48,15 +139,25 @@ DATA dwPermIndex<>+120(SB)/4, $0x0000001d
 DATA dwPermIndex<>+124(SB)/4, $0x0000001f
 GLOBL dwPermIndex<>(SB), RODATA|NOPTR, $128
 
-// func dwDeinterleaveAVX512(m int, src *float32, even *float32, odd *float32)
+// func dwDeinterleaveRowsAVX512(rows int, m int, src *float32, srcStride int, even *float32, odd *float32, dstStride int)
 // Requires: AVX, AVX512F
-TEXT ·dwDeinterleaveAVX512(SB), NOSPLIT, $0-32
-	MOVQ      m+0(FP), CX
-	MOVQ      src+8(FP), SI
-	MOVQ      even+16(FP), DI
-	MOVQ      odd+24(FP), DX
+TEXT ·dwDeinterleaveRowsAVX512(SB), NOSPLIT, $0-56
 	VMOVDQU32 dwPermIndex<>+0(SB), Z4
 	VMOVDQU32 dwPermIndex<>+64(SB), Z5
+	MOVQ      rows+0(FP), R8
+	MOVQ      src+16(FP), R11
+	MOVQ      srcStride+24(FP), R9
+	MOVQ      dstStride+48(FP), R10
+	MOVQ      even+32(FP), R12
+	MOVQ      odd+40(FP), R13
+
+rows:
+	TESTQ R8, R8
+	JZ    done
+	MOVQ  R11, SI
+	MOVQ  R12, DI
+	MOVQ  R13, DX
+	MOVQ  m+8(FP), CX
 
 loop:
 	CMPQ      CX, $0x20
@@ -76,7 +177,7 @@ loop:
 
 tail:
 	TESTQ     CX, CX
-	JZ        done
+	JZ        rowend
 	MOVQ      $0x00000001, AX
 	SHLQ      CL, AX
 	DECQ      AX
@@ -91,17 +192,34 @@ tail:
 	VMOVUPS   Z2, (DI)
 	VMOVUPS   Z0, (DX)
 
+rowend:
+	ADDQ R9, R11
+	ADDQ R10, R12
+	ADDQ R10, R13
+	DECQ R8
+	JMP  rows
+
 done:
 	VZEROUPPER
 	RET
 
-// func dwDeinterleaveAVX2(m int, src *float32, even *float32, odd *float32)
+// func dwDeinterleaveRowsAVX2(rows int, m int, src *float32, srcStride int, even *float32, odd *float32, dstStride int)
 // Requires: AVX, AVX2, SSE2
-TEXT ·dwDeinterleaveAVX2(SB), NOSPLIT, $0-32
-	MOVQ m+0(FP), CX
-	MOVQ src+8(FP), SI
-	MOVQ even+16(FP), DI
-	MOVQ odd+24(FP), DX
+TEXT ·dwDeinterleaveRowsAVX2(SB), NOSPLIT, $0-56
+	MOVQ rows+0(FP), R8
+	MOVQ src+16(FP), R11
+	MOVQ srcStride+24(FP), R9
+	MOVQ dstStride+48(FP), R10
+	MOVQ even+32(FP), R12
+	MOVQ odd+40(FP), R13
+
+rows:
+	TESTQ R8, R8
+	JZ    done
+	MOVQ  R11, SI
+	MOVQ  R12, DI
+	MOVQ  R13, DX
+	MOVQ  m+8(FP), CX
 
 loop:
 	CMPQ    CX, $0x10
@@ -122,7 +240,7 @@ loop:
 
 tail:
 	TESTQ        CX, CX
-	JZ           done
+	JZ           rowend
 	MOVQ         CX, X4
 	VPBROADCASTD X4, Y4
 	SUBQ         $0x08, CX
@@ -138,6 +256,13 @@ tail:
 	VPERMPD      $0xd8, Y3, Y3
 	VMOVUPS      Y2, (DI)
 	VMOVUPS      Y3, (DX)
+
+rowend:
+	ADDQ R9, R11
+	ADDQ R10, R12
+	ADDQ R10, R13
+	DECQ R8
+	JMP  rows
 
 done:
 	VZEROUPPER

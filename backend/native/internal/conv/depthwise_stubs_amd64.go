@@ -4,11 +4,17 @@
 
 package conv
 
-// dwDeinterleaveAVX512 splits src[:m] into its even and odd elements, writing whole vectors of 16.
-func dwDeinterleaveAVX512(m int, src *float32, even *float32, odd *float32)
+// dwCopyRowsAVX512 copies rows rows of n elements, strides in bytes.
+func dwCopyRowsAVX512(rows int, n int, src *float32, srcStride int, dst *float32, dstStride int)
 
-// dwDeinterleaveAVX2 splits src[:m] into its even and odd elements, writing whole vectors of 8.
-func dwDeinterleaveAVX2(m int, src *float32, even *float32, odd *float32)
+// dwCopyRowsAVX2 copies rows rows of n elements, strides in bytes.
+func dwCopyRowsAVX2(rows int, n int, src *float32, srcStride int, dst *float32, dstStride int)
+
+// dwDeinterleaveRowsAVX512 splits rows of m elements into their even and odd elements, writing whole vectors of 16; strides in bytes.
+func dwDeinterleaveRowsAVX512(rows int, m int, src *float32, srcStride int, even *float32, odd *float32, dstStride int)
+
+// dwDeinterleaveRowsAVX2 splits rows of m elements into their even and odd elements, writing whole vectors of 8; strides in bytes.
+func dwDeinterleaveRowsAVX2(rows int, m int, src *float32, srcStride int, even *float32, odd *float32, dstStride int)
 
 // dwPlaneK3S1AVX512 computes an output plane of a 3×3 depthwise convolution of stride 1.
 func dwPlaneK3S1AVX512(src *float32, pitch int, rowStep int, w *float32, bias float32, lo float32, hi float32, y *float32, oh int, ow int)

@@ -203,37 +203,55 @@ func TestDepthwiseSpecialValues(t *testing.T) {
 	}
 }
 
-// Deinterleave splits a row into its even and odd elements for every
-// length, across whole vectors and the last partial one, writing nothing
-// but zeros past the data and nothing past its bound.
-func TestDepthwiseDeinterleave(t *testing.T) {
+// DeinterleaveRows splits rows into their even and odd elements for
+// every length, across whole vectors and the last partial one, writing
+// nothing but zeros past each row's data and nothing past its bound;
+// CopyRows copies rows exactly. Three rows, strides wider than the rows.
+func TestDepthwiseRowCopies(t *testing.T) {
+	const rows = 3
 	for _, im := range DepthwiseImplementations() {
 		for n := 0; n <= 70; n++ {
-			src := make([]float32, n)
+			srcStride := n + 5
+			src := make([]float32, rows*srcStride)
 			for i := range src {
 				src[i] = float32(i + 1)
 			}
 			bound := roundUp(n, 2*depthwiseVector) / 2
-			even, odd := make([]float32, bound+1), make([]float32, bound+1)
+			dstStride := bound + 3
+			even, odd := make([]float32, rows*dstStride), make([]float32, rows*dstStride)
+			copyStride := n + 3
+			copied := make([]float32, rows*copyStride)
 			for i := range even {
 				even[i], odd[i] = -1, -1
 			}
-			im.Deinterleave(even[:bound], odd[:bound], src)
-			for i := range bound + 1 {
-				for _, row := range []struct {
-					name string
-					got  []float32
-					data int
-					at   func(i int) int
-				}{{"even", even, (n + 1) / 2, func(i int) int { return 2 * i }}, {"odd", odd, n / 2, func(i int) int { return 2*i + 1 }}} {
-					v := row.got[i]
-					switch {
-					case i < row.data && v != src[row.at(i)]:
-						t.Fatalf("%s n=%d: %s[%d] = %v, want %v", im.Name, n, row.name, i, v, src[row.at(i)])
-					case i >= row.data && i < bound && v != 0 && v != -1:
-						t.Fatalf("%s n=%d: %s[%d] = %v past the data, want 0 or untouched", im.Name, n, row.name, i, v)
-					case i == bound && v != -1:
-						t.Fatalf("%s n=%d: %s written past its bound", im.Name, n, row.name)
+			for i := range copied {
+				copied[i] = -1
+			}
+			im.DeinterleaveRows(even, odd, dstStride, src, srcStride, rows, n)
+			im.CopyRows(copied, copyStride, src, srcStride, rows, n)
+			for r := range rows {
+				in := src[r*srcStride:]
+				for i := range copyStride {
+					if v := copied[r*copyStride+i]; i < n && v != in[i] || i >= n && v != -1 {
+						t.Fatalf("%s n=%d: copied row %d [%d] = %v", im.Name, n, r, i, v)
+					}
+				}
+				for i := range dstStride {
+					at := r*dstStride + i
+					for _, row := range []struct {
+						name      string
+						got       []float32
+						data, off int
+					}{{"even", even, (n + 1) / 2, 0}, {"odd", odd, n / 2, 1}} {
+						v := row.got[at]
+						switch {
+						case i < row.data && v != in[2*i+row.off]:
+							t.Fatalf("%s n=%d: %s row %d [%d] = %v, want %v", im.Name, n, row.name, r, i, v, in[2*i+row.off])
+						case i >= row.data && i < bound && v != 0 && v != -1:
+							t.Fatalf("%s n=%d: %s row %d [%d] = %v past the data, want 0 or untouched", im.Name, n, row.name, r, i, v)
+						case i >= bound && v != -1:
+							t.Fatalf("%s n=%d: %s row %d written past its bound at %d", im.Name, n, row.name, r, i)
+						}
 					}
 				}
 			}

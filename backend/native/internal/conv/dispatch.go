@@ -2,30 +2,36 @@ package conv
 
 // DepthwiseImpl is one implementation of the depthwise kernels: a name
 // (for tests and benchmarks), the kernel of each size and stride it has,
-// and the split of a row into its even and odd elements.
+// and the row copies that fill the padded layout.
 type DepthwiseImpl struct {
 	Name string
 	// Plane returns the kernel that computes an output plane of a k×k
 	// depthwise convolution of stride s from the padded layout, or nil.
 	Plane func(k, s int) DepthwisePlaneFunc
-	// Deinterleave sets even[i] = src[2i] and odd[i] = src[2i+1] for
-	// every element of src; it may set the elements after those, up to
-	// index roundUp(len(src), 2·depthwiseVector)/2, to zero (whole
-	// vectors), and even and odd must have room for them.
-	Deinterleave func(even, odd, src []float32)
+	// CopyRows copies rows rows of n elements from src to dst, the rows
+	// srcStride and dstStride elements apart; nothing else is written.
+	CopyRows func(dst []float32, dstStride int, src []float32, srcStride, rows, n int)
+	// DeinterleaveRows sets even[r·dstStride+i] = src[r·srcStride+2i]
+	// and odd[r·dstStride+i] = src[r·srcStride+2i+1] for the n elements
+	// of each of rows rows of src; in each row it may set the elements
+	// after those, up to index roundUp(n, 2·depthwiseVector)/2, to zero
+	// (whole vectors), and even and odd must have room for them.
+	DeinterleaveRows func(even, odd []float32, dstStride int, src []float32, srcStride, rows, n int)
 }
 
 // DepthwisePlaneFunc computes y (oh×ow, row-major) from a padded layout
-// src: y = min(max(bias + Σ taps, lo), hi), the taps added in row-major
-// kernel order; NaN passes the clamp.
+// src: y = min(max(bias + Σ taps, lo), hi); NaN passes the clamp. The
+// portable kernel adds the taps in row-major kernel order, the assembly
+// ones in that order or, for a lone vector, in partial sums.
 type DepthwisePlaneFunc func(l *DepthwiseLayout, y, src, w []float32, bias, lo, hi float32)
 
 // depthwisePortable runs the kernel in plain Go everywhere; it is the
 // reference the others are tested against.
 var depthwisePortable = DepthwiseImpl{
-	Name:         "portable",
-	Plane:        func(k, s int) DepthwisePlaneFunc { return depthwisePlanePortable },
-	Deinterleave: deinterleavePortable,
+	Name:             "portable",
+	Plane:            func(k, s int) DepthwisePlaneFunc { return depthwisePlanePortable },
+	CopyRows:         copyRowsPortable,
+	DeinterleaveRows: deinterleaveRowsPortable,
 }
 
 // depthwiseImpls is the dispatch table: the implementations this machine

@@ -21,6 +21,8 @@ import (
 func main() {
 	ConstraintExpr("amd64,!purego")
 	masks := maskTable()
+	copyRowsAVX512()
+	copyRowsAVX2(masks)
 	deinterleaveAVX512()
 	deinterleaveAVX2(masks)
 	for _, k := range []int{3, 5} {
@@ -60,109 +62,202 @@ func maskTable() Mem {
 	return m
 }
 
-// deinterleaveAVX512 generates dwDeinterleaveAVX512(m, src, even, odd):
-// even[i] = src[2i], odd[i] = src[2i+1] for the m elements of src, 32 at
-// a time; the last block loads under a mask (masked-off lanes neither
+// Registers of the row loaders: the row loop's pointers to the current
+// row of the input and of the destination(s), the rows left, and the
+// strides in bytes.
+var (
+	ldRows      = R8
+	ldSrcStride = R9
+	ldDstStride = R10
+	ldSrcRow    = R11
+	ldDstRow    = R12
+	ldOddRow    = R13
+)
+
+// rowLoop emits the loop over rows of a loader: before each row it
+// points RSI, RDI (and RDX with odd) at the row and loads the element
+// count into RCX; row is the row's body.
+func rowLoop(count string, odd bool, row func()) {
+	Load(Param("rows"), ldRows)
+	Load(Param("src"), ldSrcRow)
+	Load(Param("srcStride"), ldSrcStride)
+	Load(Param("dstStride"), ldDstStride)
+	if odd {
+		Load(Param("even"), ldDstRow)
+		Load(Param("odd"), ldOddRow)
+	} else {
+		Load(Param("dst"), ldDstRow)
+	}
+	Label("rows")
+	TESTQ(ldRows, ldRows)
+	JZ(LabelRef("done"))
+	MOVQ(ldSrcRow, RSI)
+	MOVQ(ldDstRow, RDI)
+	if odd {
+		MOVQ(ldOddRow, RDX)
+	}
+	Load(Param(count), RCX)
+	row()
+	Label("rowend")
+	ADDQ(ldSrcStride, ldSrcRow)
+	ADDQ(ldDstStride, ldDstRow)
+	if odd {
+		ADDQ(ldDstStride, ldOddRow)
+	}
+	DECQ(ldRows)
+	JMP(LabelRef("rows"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// copyRowsAVX512 generates dwCopyRowsAVX512: rows rows of n elements
+// from src to dst, the last partial vector of each row under a mask
+// (nothing past n is read or written).
+func copyRowsAVX512() {
+	TEXT("dwCopyRowsAVX512", NOSPLIT, "func(rows, n int, src *float32, srcStride int, dst *float32, dstStride int)")
+	Doc("dwCopyRowsAVX512 copies rows rows of n elements, strides in bytes.")
+	rowLoop("n", false, func() {
+		Label("vec")
+		CMPQ(RCX, U8(16))
+		JL(LabelRef("tail"))
+		VMOVUPS(Mem{Base: RSI}, Z0)
+		VMOVUPS(Z0, Mem{Base: RDI})
+		ADDQ(U8(64), RSI)
+		ADDQ(U8(64), RDI)
+		SUBQ(U8(16), RCX)
+		JMP(LabelRef("vec"))
+		Label("tail")
+		TESTQ(RCX, RCX)
+		JZ(LabelRef("rowend"))
+		MOVL(U32(1), EAX)
+		SHLL(CL, EAX)
+		DECL(EAX)
+		KMOVW(EAX, K1)
+		VMOVUPS_Z(Mem{Base: RSI}, K1, Z0)
+		VMOVUPS(Z0, K1, Mem{Base: RDI})
+	})
+}
+
+// copyRowsAVX2 generates dwCopyRowsAVX2, the same copy 8 elements at a
+// time with VMASKMOVPS for the last partial vector.
+func copyRowsAVX2(lanes Mem) {
+	TEXT("dwCopyRowsAVX2", NOSPLIT, "func(rows, n int, src *float32, srcStride int, dst *float32, dstStride int)")
+	Doc("dwCopyRowsAVX2 copies rows rows of n elements, strides in bytes.")
+	rowLoop("n", false, func() {
+		Label("vec")
+		CMPQ(RCX, U8(8))
+		JL(LabelRef("tail"))
+		VMOVUPS(Mem{Base: RSI}, Y0)
+		VMOVUPS(Y0, Mem{Base: RDI})
+		ADDQ(U8(32), RSI)
+		ADDQ(U8(32), RDI)
+		SUBQ(U8(8), RCX)
+		JMP(LabelRef("vec"))
+		Label("tail")
+		TESTQ(RCX, RCX)
+		JZ(LabelRef("rowend"))
+		MOVQ(RCX, X1)
+		VPBROADCASTD(X1, Y1)
+		VPCMPGTD(lanes, Y1, Y1)
+		VMASKMOVPS(Mem{Base: RSI}, Y1, Y0)
+		VMASKMOVPS(Y0, Y1, Mem{Base: RDI})
+	})
+}
+
+// deinterleaveAVX512 generates dwDeinterleaveRowsAVX512: for each of rows
+// rows of m elements, even[i] = src[2i], odd[i] = src[2i+1], 32 elements
+// at a time; the last block loads under a mask (masked-off lanes neither
 // fault nor read, and come out zero) and stores whole vectors, so up to
-// 15 zeros follow the data in even and odd.
+// 16 zeros follow the data in even and odd.
 func deinterleaveAVX512() {
 	idx := GLOBL("dwPermIndex", RODATA|NOPTR)
 	for i := 0; i < 32; i++ {
 		// Lanes 0-15 pick the even elements of two vectors, 16-31 the odd.
 		DATA(4*i, U32(uint32(2*(i%16)+i/16)))
 	}
-	TEXT("dwDeinterleaveAVX512", NOSPLIT, "func(m int, src, even, odd *float32)")
-	Doc("dwDeinterleaveAVX512 splits src[:m] into its even and odd elements, writing whole vectors of 16.")
-	m := Load(Param("m"), RCX)
-	src := Load(Param("src"), RSI)
-	even := Load(Param("even"), RDI)
-	odd := Load(Param("odd"), RDX)
+	TEXT("dwDeinterleaveRowsAVX512", NOSPLIT, "func(rows, m int, src *float32, srcStride int, even, odd *float32, dstStride int)")
+	Doc("dwDeinterleaveRowsAVX512 splits rows of m elements into their even and odd elements, writing whole vectors of 16; strides in bytes.")
 	VMOVDQU32(idx, Z4)
 	VMOVDQU32(idx.Offset(64), Z5)
 	split := func() {
 		VMOVAPS(Z0, Z2)
 		VPERMT2PS(Z1, Z4, Z2)
 		VPERMT2PS(Z1, Z5, Z0)
-		VMOVUPS(Z2, Mem{Base: even})
-		VMOVUPS(Z0, Mem{Base: odd})
+		VMOVUPS(Z2, Mem{Base: RDI})
+		VMOVUPS(Z0, Mem{Base: RDX})
 	}
-	Label("loop")
-	CMPQ(m, U8(32))
-	JL(LabelRef("tail"))
-	VMOVUPS(Mem{Base: src}, Z0)
-	VMOVUPS(Mem{Base: src}.Offset(64), Z1)
-	split()
-	ADDQ(U8(128), src)
-	ADDQ(U8(64), even)
-	ADDQ(U8(64), odd)
-	SUBQ(U8(32), m)
-	JMP(LabelRef("loop"))
-	Label("tail")
-	TESTQ(m, m)
-	JZ(LabelRef("done"))
-	// K1 = the low min(m, 16) bits, K2 = the low m-16 bits (none when m
-	// <= 16): one mask of 32 bits, split.
-	MOVQ(U32(1), RAX)
-	SHLQ(CL, RAX)
-	DECQ(RAX)
-	KMOVW(EAX, K1)
-	SHRQ(U8(16), RAX)
-	KMOVW(EAX, K2)
-	VMOVUPS_Z(Mem{Base: src}, K1, Z0)
-	VMOVUPS_Z(Mem{Base: src}.Offset(64), K2, Z1)
-	split()
-	Label("done")
-	VZEROUPPER()
-	RET()
+	rowLoop("m", true, func() {
+		Label("loop")
+		CMPQ(RCX, U8(32))
+		JL(LabelRef("tail"))
+		VMOVUPS(Mem{Base: RSI}, Z0)
+		VMOVUPS(Mem{Base: RSI}.Offset(64), Z1)
+		split()
+		ADDQ(U8(128), RSI)
+		ADDQ(U8(64), RDI)
+		ADDQ(U8(64), RDX)
+		SUBQ(U8(32), RCX)
+		JMP(LabelRef("loop"))
+		Label("tail")
+		TESTQ(RCX, RCX)
+		JZ(LabelRef("rowend"))
+		// K1 = the low min(m, 16) bits, K2 = the low m-16 bits (none
+		// when m <= 16): one mask of 32 bits, split.
+		MOVQ(U32(1), RAX)
+		SHLQ(CL, RAX)
+		DECQ(RAX)
+		KMOVW(EAX, K1)
+		SHRQ(U8(16), RAX)
+		KMOVW(EAX, K2)
+		VMOVUPS_Z(Mem{Base: RSI}, K1, Z0)
+		VMOVUPS_Z(Mem{Base: RSI}.Offset(64), K2, Z1)
+		split()
+	})
 }
 
-// deinterleaveAVX2 generates dwDeinterleaveAVX2, the same split 16
-// elements at a time (up to 7 zeros follow the data): SHUFPS gathers
+// deinterleaveAVX2 generates dwDeinterleaveRowsAVX2, the same split 16
+// elements at a time (up to 8 zeros follow the data): SHUFPS gathers
 // even (odd) elements within 128-bit lanes, PERMPD puts the two lanes'
 // halves in order; the last block loads under VMASKMOVPS masks.
 func deinterleaveAVX2(lanes Mem) {
-	TEXT("dwDeinterleaveAVX2", NOSPLIT, "func(m int, src, even, odd *float32)")
-	Doc("dwDeinterleaveAVX2 splits src[:m] into its even and odd elements, writing whole vectors of 8.")
-	m := Load(Param("m"), RCX)
-	src := Load(Param("src"), RSI)
-	even := Load(Param("even"), RDI)
-	odd := Load(Param("odd"), RDX)
+	TEXT("dwDeinterleaveRowsAVX2", NOSPLIT, "func(rows, m int, src *float32, srcStride int, even, odd *float32, dstStride int)")
+	Doc("dwDeinterleaveRowsAVX2 splits rows of m elements into their even and odd elements, writing whole vectors of 8; strides in bytes.")
 	split := func() {
 		VSHUFPS(U8(0x88), Y1, Y0, Y2)
 		VSHUFPS(U8(0xdd), Y1, Y0, Y3)
 		VPERMPD(U8(0xd8), Y2, Y2)
 		VPERMPD(U8(0xd8), Y3, Y3)
-		VMOVUPS(Y2, Mem{Base: even})
-		VMOVUPS(Y3, Mem{Base: odd})
+		VMOVUPS(Y2, Mem{Base: RDI})
+		VMOVUPS(Y3, Mem{Base: RDX})
 	}
-	Label("loop")
-	CMPQ(m, U8(16))
-	JL(LabelRef("tail"))
-	VMOVUPS(Mem{Base: src}, Y0)
-	VMOVUPS(Mem{Base: src}.Offset(32), Y1)
-	split()
-	ADDQ(U8(64), src)
-	ADDQ(U8(32), even)
-	ADDQ(U8(32), odd)
-	SUBQ(U8(16), m)
-	JMP(LabelRef("loop"))
-	Label("tail")
-	TESTQ(m, m)
-	JZ(LabelRef("done"))
-	// Y4 = lanes below m, Y5 = lanes below m-8.
-	MOVQ(m, X4)
-	VPBROADCASTD(X4, Y4)
-	SUBQ(U8(8), m)
-	MOVQ(m, X5)
-	VPBROADCASTD(X5, Y5)
-	VPCMPGTD(lanes, Y4, Y4)
-	VPCMPGTD(lanes, Y5, Y5)
-	VMASKMOVPS(Mem{Base: src}, Y4, Y0)
-	VMASKMOVPS(Mem{Base: src}.Offset(32), Y5, Y1)
-	split()
-	Label("done")
-	VZEROUPPER()
-	RET()
+	rowLoop("m", true, func() {
+		Label("loop")
+		CMPQ(RCX, U8(16))
+		JL(LabelRef("tail"))
+		VMOVUPS(Mem{Base: RSI}, Y0)
+		VMOVUPS(Mem{Base: RSI}.Offset(32), Y1)
+		split()
+		ADDQ(U8(64), RSI)
+		ADDQ(U8(32), RDI)
+		ADDQ(U8(32), RDX)
+		SUBQ(U8(16), RCX)
+		JMP(LabelRef("loop"))
+		Label("tail")
+		TESTQ(RCX, RCX)
+		JZ(LabelRef("rowend"))
+		// Y4 = lanes below m, Y5 = lanes below m-8.
+		MOVQ(RCX, X4)
+		VPBROADCASTD(X4, Y4)
+		SUBQ(U8(8), RCX)
+		MOVQ(RCX, X5)
+		VPBROADCASTD(X5, Y5)
+		VPCMPGTD(lanes, Y4, Y4)
+		VPCMPGTD(lanes, Y5, Y5)
+		VMASKMOVPS(Mem{Base: RSI}, Y4, Y0)
+		VMASKMOVPS(Mem{Base: RSI}.Offset(32), Y5, Y1)
+		split()
+	})
 }
 
 // Register roles of the plane kernels.
