@@ -21,7 +21,7 @@ package conv
 //     width rounded up to a whole vector plus the kernel's reach, so the
 //     kernels load whole vectors past the last output column without
 //     leaving the scratch (the extra outputs are never stored), and for
-//     the whole vectors Deinterleave stores past the input's end.
+//     the whole vectors DeinterleaveRows stores past the input's end.
 //
 // The padding positions are the same for every plane of a layout: the
 // scratch is cleared once (Prepare) and each Load writes only the
