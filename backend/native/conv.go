@@ -20,7 +20,8 @@ import (
 // output. A 1x1 kernel with unit strides and no padding skips im2col (the
 // input already is the column matrix). Large products use every core
 // inside the GEMM; many small ones (depthwise convolutions, small images in
-// a batch) are spread over goroutines whole instead.
+// a batch) are spread over goroutines whole instead. Depthwise 3×3 and 5×5
+// windows of float32 skip both for the kernels of conv_depthwise.go.
 
 // convShapes are the sizes of one Conv call, checked against each other.
 type convShapes struct {
@@ -152,6 +153,9 @@ func convRunItems(items, work, threads int, item func(i, worker, inner int)) {
 // convForward computes y = conv(x, w) + b for float32 or float64 data
 // (b may be nil). y is [N, M, out...].
 func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int) {
+	if convDepthwise(y, x, w, b, s, sc, threads) {
+		return
+	}
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
 	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
