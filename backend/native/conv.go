@@ -20,7 +20,8 @@ import (
 // output. A 1x1 kernel with unit strides and no padding skips im2col (the
 // input already is the column matrix). Large products use every core
 // inside the GEMM; many small ones (depthwise convolutions, small images in
-// a batch) are spread over goroutines whole instead.
+// a batch) are spread over goroutines whole instead. Depthwise 3×3 and 5×5
+// windows of float32 skip both for the kernels of conv_depthwise.go.
 
 // convShapes are the sizes of one Conv call, checked against each other.
 type convShapes struct {
@@ -159,10 +160,14 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 // act(conv(x, w) + b + residual), where residual (nil: none) has y's shape
 // and act (nil: none) is the activation. The bias, the residual and the
 // activation are applied by the GEMM to each tile of the output as it is
-// finished (gemm.Epilogue), or, on the thin paths, to each (image, group)
+// finished (gemm.Epilogue), by the depthwise kernels to each plane
+// (conv_depthwise.go), or, on the other thin paths, to each (image, group)
 // block of rows right after it is computed: either way while it is in
 // cache, and without the pass that filled the output with the bias first.
 func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation) {
+	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) {
+		return
+	}
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
 	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()

@@ -55,13 +55,16 @@
 //   - internal/conv: im2col and col2im, the block packer with which a 2-D
 //     convolution whose column matrix would not stay in cache writes it
 //     one GEMM tile's block at a time, and the direct kernels of depthwise
-//     and other thin convolutions, which skip the GEMM. Convolutions run
-//     as im2col followed by the GEMM (conv.go).
+//     and other thin convolutions, which skip the GEMM: 3×3 and 5×5
+//     depthwise planes of stride 1 and 2 in AVX-512 and AVX2/FMA
+//     assembly generated with avo (internal/conv/_asm), the rest by
+//     axpy. Convolutions run as im2col followed by the GEMM (conv.go,
+//     conv_depthwise.go).
 //   - internal/fft: radix-2 and Bluestein FFT plans for DFT and STFT.
 //   - internal/par: the parallel-for that splits large elementwise
 //     outputs into chunks over goroutines.
 //
-// A kernel package with assembly (gemm, vec) keeps each _amd64.s beside
+// A kernel package with assembly (gemm, vec, conv) keeps each _amd64.s beside
 // its _amd64.go declarations under the build constraint amd64 && !purego,
 // with a _generic.go fallback otherwise (the pattern of Go's
 // internal/bytealg). Its dispatch.go holds one table of implementations,

@@ -97,6 +97,23 @@ func TestFusionAgreesWithUnfusedGraph(t *testing.T) {
 			output: []string{"Y"}, steps: 1, fusedAway: []string{"C"},
 		},
 		{
+			// The depthwise kernels' own clamp cannot take a clamp that
+			// comes after a residual: it runs over each plane after them.
+			name: "depthwise 5x5 Conv+Add+Relu, depthwise Conv+HardSwish",
+			nodes: func(t *testing.T) []*onnx.Node {
+				return []*onnx.Node{
+					testNode(t, 17, "Conv", []string{"X", "W5", "B"}, []string{"C1"}, intsAttr("pads", 2, 2, 2, 2), intAttr("group", 6)),
+					testNode(t, 17, "Add", []string{"C1", "X"}, []string{"A1"}),
+					testNode(t, 17, "Relu", []string{"A1"}, []string{"Y1"}),
+					conv(t, "X", "W3", "B", "C2", intAttr("group", 6)),
+					testNode(t, 17, "HardSwish", []string{"C2"}, []string{"Y2"}),
+				}
+			},
+			inputs: map[string][]int{"X": {2, 6, 9, 12}},
+			inits:  map[string]*onnx.Tensor{"W5": w(6, 1, 5, 5), "W3": w(6, 1, 3, 3), "B": w(6)},
+			output: []string{"Y1", "Y2"}, steps: 2, fusedAway: []string{"C1", "A1", "C2"},
+		},
+		{
 			name: "pointwise Conv+HardSwish",
 			nodes: func(t *testing.T) []*onnx.Node {
 				return []*onnx.Node{testNode(t, 17, "Conv", []string{"X", "W", "B"}, []string{"C"}), testNode(t, 17, "HardSwish", []string{"C"}, []string{"Y"})}
