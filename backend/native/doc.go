@@ -90,8 +90,9 @@
 // adds the bias and the residual and applies the activation to each tile
 // of the output while the tile is in cache (gemm.Epilogue); the values
 // between the nodes are never stored, and Fetch names them in an error.
-// Every Conv's bias, fused or not, is added in that epilogue rather than
-// by filling the output first.
+// Every Conv's bias, fused or not, is added in that epilogue (or by the
+// depthwise kernels, which also take a fused Relu or Relu6 as their
+// clamp) rather than by filling the output first.
 //
 // The planner is here rather than a transform pass that would rewrite the
 // chain to an operator of the project's own domain: which chains fuse

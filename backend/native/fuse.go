@@ -13,7 +13,9 @@ import (
 // Epilogue fusion: with backend.Options.Optimize, a Conv, Gemm or MatMul
 // whose result goes only into an Add and/or an activation compiles, with
 // them, into one kernel, whose GEMM adds the residual and applies the
-// activation to each output tile while it is in cache (gemm.Epilogue):
+// activation to each output tile while it is in cache (gemm.Epilogue; a
+// depthwise convolution's kernels clamp in registers, or the epilogue
+// runs over each output plane they write):
 //
 //	Conv|Gemm → [Add residual] → [Relu|Clip|LeakyRelu|HardSigmoid|HardSwish|Sigmoid]
 //	MatMul → [Add bias] → [Add residual] → [activation]
