@@ -1,6 +1,7 @@
 package vec
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -202,5 +203,29 @@ func TestLayerNormAccuracy(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkRows times Softmax and LayerNorm on rows of the transformer
+// preset's lengths (32 steps, d_model 64) and a long row.
+func BenchmarkRows(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{32, 64, 1024} {
+		x, y := finiteVector(r, n, 2), make([]float32, n)
+		scale, bias := finiteVector(r, n, 1), finiteVector(r, n, 1)
+		for _, impl := range Implementations() {
+			b.Run(fmt.Sprintf("Softmax/n=%d/%s", n, impl.Name), func(b *testing.B) {
+				for b.Loop() {
+					impl.Softmax(y, x)
+				}
+				b.ReportMetric(float64(b.N)*float64(n)/float64(b.Elapsed().Nanoseconds()), "elem/ns")
+			})
+			b.Run(fmt.Sprintf("LayerNorm/n=%d/%s", n, impl.Name), func(b *testing.B) {
+				for b.Loop() {
+					impl.LayerNorm(y, x, scale, bias, 1e-5)
+				}
+				b.ReportMetric(float64(b.N)*float64(n)/float64(b.Elapsed().Nanoseconds()), "elem/ns")
+			})
+		}
 	}
 }
