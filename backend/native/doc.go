@@ -51,7 +51,11 @@
 //     rows skips packing for vector axpy and dot kernels. Batched MatMul
 //     spreads whole small products instead (matmul.go).
 //   - internal/vec: float32 vector kernels (Clip, Relu's gradient,
-//     BatchNormalization's scale and shift, axpy, dot).
+//     BatchNormalization's scale and shift, axpy, dot), the activations
+//     (Exp, Sigmoid, Tanh, Erf, Gelu, HardSigmoid, HardSwish) and the rows
+//     of Softmax, LogSoftmax and LayerNormalization, in AVX2 and AVX-512
+//     assembly generated with avo (internal/vec/_asm), each with its error
+//     against the math package stated and tested.
 //   - internal/conv: im2col and col2im, the block packer with which a 2-D
 //     convolution whose column matrix would not stay in cache writes it
 //     one GEMM tile's block at a time, and the direct kernels of depthwise

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -59,6 +60,10 @@ func (k *axisKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	out := k.out.tensor(x.Type, x.Shape)
 	switch xd := x.Data.(type) {
 	case []float32:
+		if inner == 1 && !k.hardmax {
+			logSoftmaxRows(out.Data.([]float32), xd, outer, n)
+			break
+		}
 		axisRun(k, out.Data.([]float32), xd, outer, n, inner, acc)
 	case []float64:
 		axisRun(k, out.Data.([]float64), xd, outer, n, inner, acc)
@@ -110,6 +115,14 @@ func logSoftmax[T floatElem](dst, src []T, outer, n, inner int, maxes, sums []fl
 				out[i] = T(float64(v) - sums[i])
 			}
 		}
+	}
+}
+
+// logSoftmaxRows is logSoftmax over rows of n contiguous float32
+// elements, with the vector kernel.
+func logSoftmaxRows(dst, src []float32, rows, n int) {
+	for r := range rows {
+		vec.LogSoftmax(dst[r*n:(r+1)*n], src[r*n:(r+1)*n])
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -11,7 +13,9 @@ import (
 // Elementwise functions of one tensor: the unary math operators (Abs ...
 // Erf), the parameterised activations (LeakyRelu ... Swish), IsNaN, IsInf,
 // Not and BitwiseNot. A float function is evaluated in float64 and rounded
-// to the tensor's type once (float16 and bfloat16 through float32).
+// to the tensor's type once (float16 and bfloat16 through float32), but
+// for float32 tensors of the functions with a vector kernel (Exp, Erf,
+// Gelu, HardSigmoid, HardSwish; unaryKernel.f32).
 
 // unaryNative names the functions computed in the element type itself, so
 // that integers keep every bit (float64 holds only 53).
@@ -26,10 +30,14 @@ const (
 
 // unaryKernel applies one elementwise function.
 type unaryKernel struct {
-	name    string
-	f       func(float64) float64 // the function on real numbers
-	native  unaryNative           // computed natively on every numeric type instead
-	ints    bool                  // integer inputs allowed (through f, when native is none)
+	name string
+	f    func(float64) float64 // the function on real numbers
+	// f32, when set, is the vector kernel (internal/vec) float32 tensors
+	// run instead of f: within a few ulp of f (its doc comment states the
+	// bound), without a call per element.
+	f32     func(y, x []float32)
+	native  unaryNative // computed natively on every numeric type instead
+	ints    bool        // integer inputs allowed (through f, when native is none)
 	threads int
 	out     outputBuffer
 	wide    elemWide
@@ -42,6 +50,10 @@ func (k *unaryKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	out := k.out.tensor(x.Type, x.Shape)
 	switch xd := x.Data.(type) {
 	case []float32:
+		if k.f32 != nil {
+			vectorRun(k.threads, k.f32, out.Data.([]float32), xd)
+			break
+		}
 		unaryRun(k, out.Data.([]float32), xd)
 	case []float64:
 		unaryRun(k, out.Data.([]float64), xd)
@@ -109,6 +121,16 @@ func unaryRun[T numeric](k *unaryKernel, dst, src []T) {
 	}
 }
 
+// vectorRun applies a vector kernel, large tensors split over goroutines
+// (in chunks big enough to pay for one: the kernels take well under a
+// nanosecond per element).
+func vectorRun(threads int, f func(y, x []float32), dst, src []float32) {
+	dst = dst[:len(src)]
+	par.For(len(src), threads, par.Grain/2, func(lo, hi int) {
+		f(dst[lo:hi], src[lo:hi])
+	})
+}
+
 // unaryNode compiles a unary kernel reading in and writing out.
 func (b *builder) unaryNode(k *unaryKernel, in, out string) error {
 	x, err := b.input(in)
@@ -122,6 +144,12 @@ func (b *builder) unaryNode(k *unaryKernel, in, out string) error {
 // unaryFloat compiles a float-only function.
 func (b *builder) unaryFloat(name string, f func(float64) float64, in, out string) error {
 	return b.unaryNode(&unaryKernel{name: name, f: f}, in, out)
+}
+
+// unaryFloatVec compiles a float-only function with a float32 vector
+// kernel.
+func (b *builder) unaryFloatVec(name string, f func(float64) float64, f32 func(y, x []float32), in, out string) error {
+	return b.unaryNode(&unaryKernel{name: name, f: f, f32: f32}, in, out)
 }
 
 // VisitAbs compiles Abs.
@@ -141,7 +169,7 @@ func (b *builder) VisitSign(op *ops.Sign) error {
 
 // VisitExp compiles Exp.
 func (b *builder) VisitExp(op *ops.Exp) error {
-	return b.unaryFloat("Exp", math.Exp, op.In.Input, op.Out.Output)
+	return b.unaryFloatVec("Exp", math.Exp, vec.Exp, op.In.Input, op.Out.Output)
 }
 
 // VisitLog compiles Log.
@@ -231,7 +259,7 @@ func (b *builder) VisitAtanh(op *ops.Atanh) error {
 
 // VisitErf compiles Erf (every numeric type; integers through float64).
 func (b *builder) VisitErf(op *ops.Erf) error {
-	return b.unaryNode(&unaryKernel{name: "Erf", f: math.Erf, ints: true}, op.In.Input, op.Out.Output)
+	return b.unaryNode(&unaryKernel{name: "Erf", f: math.Erf, f32: vec.Erf, ints: true}, op.In.Input, op.Out.Output)
 }
 
 // ---- activations with parameters ----
@@ -305,16 +333,16 @@ func (b *builder) VisitThresholdedRelu(op *ops.ThresholdedRelu) error {
 // VisitHardSigmoid compiles HardSigmoid.
 func (b *builder) VisitHardSigmoid(op *ops.HardSigmoid) error {
 	a, be := float64(op.Alpha), float64(op.Beta)
-	return b.unaryFloat("HardSigmoid", func(x float64) float64 {
+	return b.unaryFloatVec("HardSigmoid", func(x float64) float64 {
 		return max(0, min(1, a*x+be))
-	}, op.In.X, op.Out.Y)
+	}, func(y, x []float32) { vec.HardSigmoid(y, x, op.Alpha, op.Beta) }, op.In.X, op.Out.Y)
 }
 
 // VisitHardSwish compiles HardSwish: x * max(0, min(1, x/6 + 1/2)).
 func (b *builder) VisitHardSwish(op *ops.HardSwish) error {
-	return b.unaryFloat("HardSwish", func(x float64) float64 {
+	return b.unaryFloatVec("HardSwish", func(x float64) float64 {
 		return x * max(0, min(1, x/6+0.5))
-	}, op.In.X, op.Out.Y)
+	}, vec.HardSwish, op.In.X, op.Out.Y)
 }
 
 // VisitSoftplus compiles Softplus.
@@ -331,14 +359,14 @@ func (b *builder) VisitSoftsign(op *ops.Softsign) error {
 func (b *builder) VisitGelu(op *ops.Gelu) error {
 	switch op.Approximate {
 	case "none":
-		return b.unaryFloat("Gelu", func(x float64) float64 {
+		return b.unaryFloatVec("Gelu", func(x float64) float64 {
 			return 0.5 * x * (1 + math.Erf(x/math.Sqrt2))
-		}, op.In.X, op.Out.Y)
+		}, vec.GeluErf, op.In.X, op.Out.Y)
 	case "tanh":
 		c := math.Sqrt(2 / math.Pi)
-		return b.unaryFloat("Gelu", func(x float64) float64 {
+		return b.unaryFloatVec("Gelu", func(x float64) float64 {
 			return 0.5 * x * (1 + math.Tanh(c*(x+0.044715*x*x*x)))
-		}, op.In.X, op.Out.Y)
+		}, vec.GeluTanh, op.In.X, op.Out.Y)
 	}
 	return fmt.Errorf("Gelu approximate must be none or tanh, got %q", op.Approximate)
 }

@@ -9,21 +9,24 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-// BenchmarkInferPresetBatch1 times one batch-1 inference of the convolutional
-// presets on 1 and 2 threads: the latency `d500 run --bench` compares with
-// ONNX Runtime.
+// BenchmarkInferPresetBatch1 times one batch-1 inference of presets on 1
+// and 2 threads: the latency `d500 run --bench` compares with ONNX
+// Runtime. The input's shape is the model's, its symbolic batch set to 1.
 func BenchmarkInferPresetBatch1(b *testing.B) {
-	for _, preset := range []string{"lenet", "resnet8", "resnet18", "mobilenetv2"} {
+	for _, preset := range []string{"lenet", "resnet8", "resnet18", "mobilenetv2", "mobilenet_v3_small", "transformer"} {
 		m, err := models.Preset(preset, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		shape := map[string][]int{"lenet": {1, 1, 28, 28}, "resnet8": {1, 3, 32, 32}, "resnet18": {1, 3, 224, 224}, "mobilenetv2": {1, 3, 224, 224}}[preset]
+		var shape []int
+		for _, d := range m.Graph.Inputs[0].Type.Shape {
+			shape = append(shape, int(max(d.Size, 1))) // the symbolic batch has no size
+		}
 		x := onnx.NewTensor(onnx.Float, shape...)
 		for i := range x.Float32s() {
 			x.Float32s()[i] = float32(math.Sin(float64(i)))
 		}
-		feeds := map[string]onnx.Value{"x": x}
+		feeds := map[string]onnx.Value{m.Graph.Inputs[0].Name: x}
 		for _, threads := range []int{1, 2} {
 			b.Run(preset+"/threads="+string(rune('0'+threads)), func(b *testing.B) {
 				net, err := backend.New("native", m, backend.Options{Threads: threads})

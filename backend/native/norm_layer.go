@@ -3,6 +3,8 @@ package native
 import (
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -23,6 +25,8 @@ type layerNormKernel struct {
 	means     []float64
 	invStd    []float64
 	wantStats bool
+	// scale32 and bias32 hold Scale and B as float32 for the vector rows.
+	scale32, bias32 []float32
 }
 
 func (k *layerNormKernel) compute(x, scale, bias *onnx.Tensor) (y, mean, inv *onnx.Tensor, err error) {
@@ -51,6 +55,19 @@ func (k *layerNormKernel) compute(x, scale, bias *onnx.Tensor) (y, mean, inv *on
 		}
 		sp.means, sp.invStd = k.means[:sp.rows], k.invStd[:sp.rows]
 	}
+	if x.Type == onnx.Float && !k.rms && sp.inner > 0 {
+		k.scale32 = float32Params(k.scale32, sp.aff.scale)
+		if sp.aff.bias != nil {
+			k.bias32 = float32Params(k.bias32, sp.aff.bias)
+		} else {
+			if cap(k.bias32) < sp.inner {
+				k.bias32 = make([]float32, sp.inner)
+			}
+			k.bias32 = k.bias32[:sp.inner]
+			clear(k.bias32) // no B: a zero shift
+		}
+		sp.scale32, sp.bias32 = k.scale32, k.bias32
+	}
 	if y, err = k.run(x, sp); err != nil {
 		return nil, nil, nil, err
 	}
@@ -71,6 +88,39 @@ func (k *layerNormKernel) compute(x, scale, bias *onnx.Tensor) (y, mean, inv *on
 		}
 	}
 	return y, mean, inv, nil
+}
+
+// float32Params converts the float64 affine parameters to float32 into
+// buf, grown to len(v) when short.
+func float32Params(buf []float32, v []float64) []float32 {
+	if cap(buf) < len(v) {
+		buf = make([]float32, len(v))
+	}
+	buf = buf[:len(v)]
+	for i, p := range v {
+		buf[i] = float32(p)
+	}
+	return buf
+}
+
+// layerNormRows32 is normRows for LayerNormalization of float32 data:
+// each row through vec.LayerNorm (mean and two-pass variance summed in
+// float32 vector lanes; its doc comment states the error), rows spread
+// over goroutines.
+func layerNormRows32(y, x []float32, sp *normRowsSpec, threads int) {
+	inner := sp.inner
+	eps := float32(sp.eps)
+	par.For(sp.rows, threads, max(1, par.Grain/8/max(inner, 1)), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			mean, inv := vec.LayerNorm(y[r*inner:(r+1)*inner], x[r*inner:(r+1)*inner], sp.scale32, sp.bias32, eps)
+			if sp.means != nil {
+				sp.means[r] = float64(mean)
+			}
+			if sp.invStd != nil {
+				sp.invStd[r] = float64(inv)
+			}
+		}
+	})
 }
 
 // VisitLayerNormalization compiles LayerNormalization (version 17).

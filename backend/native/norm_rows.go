@@ -30,11 +30,21 @@ type normRowsSpec struct {
 	aff         normAffine
 	// means and invStd receive each row's statistics when not nil.
 	means, invStd []float64
+	// scale32 and bias32, when set (LayerNormalization of float32 data),
+	// are the affine map as float32 vectors of one row's length: the rows
+	// then run the vector kernel (layerNormRows32).
+	scale32, bias32 []float32
 }
 
 // normRows normalizes x into y, rows spread over goroutines. The
 // statistics are computed in float64 (two passes: mean, then variance).
 func normRows[T floatElem](y, x []T, sp *normRowsSpec, threads int) {
+	if sp.scale32 != nil {
+		if y32, ok := any(y).([]float32); ok {
+			layerNormRows32(y32, any(x).([]float32), sp, threads)
+			return
+		}
+	}
 	inner := sp.inner
 	sc, bs, div := sp.aff.scale, sp.aff.bias, max(sp.aff.div, 1)
 	nf := len(sc)

@@ -10,6 +10,25 @@ type Impl struct {
 	ReluGrad   func(dx, dy, x []float32)
 	Axpy       func(a float32, x, y []float32)
 	Dot        func(x, y []float32) float32
+
+	// The element-wise transcendental and piecewise activations
+	// (activation.go).
+	Exp         func(y, x []float32)
+	Sigmoid     func(y, x []float32)
+	Tanh        func(y, x []float32)
+	Erf         func(y, x []float32)
+	GeluErf     func(y, x []float32)
+	GeluTanh    func(y, x []float32)
+	HardSwish   func(y, x []float32)
+	HardSigmoid func(y, x []float32, alpha, beta float32)
+
+	// The row reductions and maps of Softmax and LayerNormalization
+	// (rows.go).
+	Max                  func(x []float32) float32
+	Sum                  func(x []float32) float32
+	SumSquaredDeviations func(x []float32, m float32) float32
+	ExpSum               func(y, x []float32, m float32) float32
+	NormAffine           func(y, x, scale, bias []float32, mean, inv float32)
 }
 
 // portable is the implementation in plain Go, which runs everywhere and
@@ -21,6 +40,21 @@ var portable = Impl{
 	ReluGrad:   reluGradPortable,
 	Axpy:       axpyPortable,
 	Dot:        dotPortable,
+
+	Exp:         expPortable,
+	Sigmoid:     sigmoidPortable,
+	Tanh:        tanhPortable,
+	Erf:         erfPortable,
+	GeluErf:     geluErfPortable,
+	GeluTanh:    geluTanhPortable,
+	HardSwish:   hardSwishPortable,
+	HardSigmoid: hardSigmoidPortable,
+
+	Max:                  maxPortable,
+	Sum:                  sumPortable,
+	SumSquaredDeviations: sumSquaredDeviationsPortable,
+	ExpSum:               expSumPortable,
+	NormAffine:           normAffinePortable,
 }
 
 // impls is the dispatch table: the implementations this machine runs,

@@ -1,6 +1,12 @@
 // Package vec holds the float32 vector kernels of the native backend:
-// clip, scale-and-shift, Relu's gradient, axpy and dot, each in a portable
-// loop and, where the processor has them, in AVX2/FMA assembly.
+// clip, scale-and-shift, Relu's gradient, axpy and dot; the activations
+// Exp, Sigmoid, Tanh, Erf, both forms of Gelu, HardSwish and HardSigmoid
+// (activation.go); and the rows of Softmax, LogSoftmax and
+// LayerNormalization (rows.go). Each has a portable Go version and, where
+// the processor has them, AVX2/FMA and AVX-512 assembly. The assembly of
+// the activations and rows (mathkernels_amd64.s) is generated from Go by
+// the avo program in _asm; each kernel's error against the float64 math
+// package is measured by the tests and stated in its doc comment.
 //
 // It knows nothing of ONNX or of operators (as gonum's internal/asm knows
 // nothing of mat): package native's operators, the GEMM's few-rows path

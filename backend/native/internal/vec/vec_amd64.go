@@ -8,10 +8,15 @@ import "golang.org/x/sys/cpu"
 // operating system's saved state) runs, best first.
 func archImpls() []Impl {
 	var list []Impl
-	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		list = append(list, avx2)
+	if !cpu.X86.HasAVX2 || !cpu.X86.HasFMA {
+		return nil
 	}
-	return list
+	// The AVX-512 kernels use AVX512F, VPMOVD2M (AVX512DQ) for sign masks
+	// and BZHI (BMI2) for their tail masks.
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasBMI2 {
+		list = append(list, avx512)
+	}
+	return append(list, avx2)
 }
 
 // avx2 runs the multiples of 8 elements in the AVX2/FMA kernels of
@@ -23,6 +28,72 @@ var avx2 = Impl{
 	ReluGrad:   reluGradAVX2,
 	Axpy:       axpyAVX2,
 	Dot:        dotAVX2,
+
+	Exp:         unary(expAVX2),
+	Sigmoid:     unary(sigmoidAVX2),
+	Tanh:        unary(tanhAVX2),
+	Erf:         unary(erfAVX2),
+	GeluErf:     unary(geluErfAVX2),
+	GeluTanh:    unary(geluTanhAVX2),
+	HardSwish:   unary(hardSwishAVX2),
+	HardSigmoid: hardSigmoidChecked(hardSigmoidAVX2),
+
+	Max:                  maxAVX2,
+	Sum:                  sumAVX2,
+	SumSquaredDeviations: sumSquaredDeviationsAVX2,
+	ExpSum:               expSumChecked(expSumAVX2),
+	NormAffine:           normAffineChecked(normAffineAVX2),
+}
+
+// avx512 runs the activations and row kernels of mathkernels_amd64.s in
+// 16 lanes, the tails under k masks; the older kernels (Clip ... Dot) are
+// the AVX2 ones.
+var avx512 = Impl{
+	Name:       "avx512",
+	Clip:       clipAVX2,
+	ScaleShift: scaleShiftAVX2,
+	ReluGrad:   reluGradAVX2,
+	Axpy:       axpyAVX2,
+	Dot:        dotAVX2,
+
+	Exp:         unary(expAVX512),
+	Sigmoid:     unary(sigmoidAVX512),
+	Tanh:        unary(tanhAVX512),
+	Erf:         unary(erfAVX512),
+	GeluErf:     unary(geluErfAVX512),
+	GeluTanh:    unary(geluTanhAVX512),
+	HardSwish:   unary(hardSwishAVX512),
+	HardSigmoid: hardSigmoidChecked(hardSigmoidAVX512),
+
+	Max:                  maxAVX512,
+	Sum:                  sumAVX512,
+	SumSquaredDeviations: sumSquaredDeviationsAVX512,
+	ExpSum:               expSumChecked(expSumAVX512),
+	NormAffine:           normAffineChecked(normAffineAVX512),
+}
+
+// The generated kernels (mathkernels_amd64.s) write as many elements as x
+// has and trust their other slices to be as long: these wrappers slice
+// them to len(x) first, so that a short output panics in Go, as the
+// portable loops do, instead of being written past.
+
+func unary(k func(y, x []float32)) func(y, x []float32) {
+	return func(y, x []float32) { k(y[:len(x)], x) }
+}
+
+func hardSigmoidChecked(k func(y, x []float32, alpha, beta float32)) func(y, x []float32, alpha, beta float32) {
+	return func(y, x []float32, alpha, beta float32) { k(y[:len(x)], x, alpha, beta) }
+}
+
+func expSumChecked(k func(y, x []float32, m float32) float32) func(y, x []float32, m float32) float32 {
+	return func(y, x []float32, m float32) float32 { return k(y[:len(x)], x, m) }
+}
+
+func normAffineChecked(k func(y, x, scale, bias []float32, mean, inv float32)) func(y, x, scale, bias []float32, mean, inv float32) {
+	return func(y, x, scale, bias []float32, mean, inv float32) {
+		n := len(x)
+		k(y[:n], x, scale[:n], bias[:n], mean, inv)
+	}
 }
 
 // The kernels of vec_amd64.s, over n elements, n a multiple of 8.
