@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -223,11 +224,12 @@ func fusableActivation(n *onnx.Node, constant func(string) (*onnx.Tensor, bool))
 		return rowActivation(leakyReluRow[float32](float64(op.Alpha)), leakyReluRow[float64](float64(op.Alpha))), true
 	case *ops.HardSigmoid:
 		a, b := float64(op.Alpha), float64(op.Beta)
-		return rowActivation(hardSigmoidRow[float32](a, b), hardSigmoidRow[float64](a, b)), true
+		alpha, beta := op.Alpha, op.Beta
+		return rowActivation(func(row []float32) { vec.HardSigmoid(row, row, alpha, beta) }, hardSigmoidRow[float64](a, b)), true
 	case *ops.HardSwish:
-		return rowActivation(hardSwishRow[float32], hardSwishRow[float64]), true
+		return rowActivation(func(row []float32) { vec.HardSwish(row, row) }, hardSwishRow[float64]), true
 	case *ops.Sigmoid:
-		return rowActivation(sigmoidRow[float32], sigmoidRow[float64]), true
+		return rowActivation(func(row []float32) { vec.Sigmoid(row, row) }, sigmoidRow[float64]), true
 	}
 	return nil, false
 }
@@ -305,8 +307,11 @@ func epilogueOf[T floatElem](act *fusedActivation) gemm.Epilogue[T] {
 }
 
 // The row functions compute what the operators' kernels compute, element
-// for element (in float64, rounded once), so that fusing changes no
-// result.
+// for element, so that fusing changes no result: float32 HardSigmoid,
+// HardSwish and Sigmoid run the same internal/vec kernels as their
+// operators (in place: the kernels read each element before writing it);
+// the others, and float64, compute in float64 and round once, as the
+// operators do.
 
 func leakyReluRow[T floatElem](alpha float64) func([]T) {
 	return func(row []T) {
