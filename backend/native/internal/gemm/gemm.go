@@ -29,7 +29,7 @@ type Float interface{ float32 | float64 }
 
 const (
 	mcTile  = 96  // rows of a tile (a multiple of every kernel's mr)
-	ncTile  = 256 // columns of a tile (a multiple of every kernel's nr)
+	ncTile  = 512 // columns of a tile (a multiple of every kernel's nr)
 	kcSlice = 256 // depth of a packed slice
 
 	// ParallelMin is the number of multiply-adds below which a product
@@ -261,6 +261,10 @@ func packPanelsA[T Float](dst []T, a Matrix[T], i0, p0, mc, kc, mr int) {
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : (ir+mr)*kc]
 		rows := min(mr, mc-ir)
+		if mr == 6 && rows == 6 && a.colStep == 1 {
+			packPanelA6(panel, a.data[(i0+ir)*a.rowStep+p0:], a.rowStep, kc)
+			continue
+		}
 		for r := range mr {
 			if r >= rows {
 				for p := range kc {
@@ -282,6 +286,20 @@ func packPanelsA[T Float](dst []T, a Matrix[T], i0, p0, mc, kc, mr int) {
 	}
 }
 
+// packPanelA6 is packPanelsA for a whole panel of the assembly kernels'
+// six rows, from an A whose rows are contiguous (src at the panel's first
+// element, rows ld apart): it writes the panel in order, six rows read
+// side by side, which is about twice as fast as a row at a time.
+func packPanelA6[T Float](panel, src []T, ld, kc int) {
+	r0, r1, r2 := src[:kc], src[ld:ld+kc], src[2*ld:2*ld+kc]
+	r3, r4, r5 := src[3*ld:3*ld+kc], src[4*ld:4*ld+kc], src[5*ld:5*ld+kc]
+	panel = panel[:6*kc]
+	for p := range kc {
+		out := panel[p*6 : p*6+6 : p*6+6]
+		out[0], out[1], out[2], out[3], out[4], out[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+	}
+}
+
 // PackPanelsB copies the kc x nc block of B at (p0, j0) into dst as panels
 // of nr columns: panel c holds, for each p, the nr values B[p, j] side by
 // side, zero-padded past the matrix. dst holds roundUp(nc, nr)*kc values.
@@ -296,18 +314,28 @@ func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int
 		packPanelsBColumns(im, dst, b, p0, j0, kc, nc, nr)
 		return
 	}
+	if b.colStep == 1 {
+		// Rows of B are contiguous: read each row of the block once,
+		// along its length, copying its pieces into every panel (walking
+		// a panel's rows instead reads B at its leading dimension, a
+		// stride the cache maps to too few sets).
+		for p := range kc {
+			base := (p0+p)*b.rowStep + j0
+			row := b.data[base : base+nc]
+			for jr := 0; jr < nc; jr += nr {
+				out := dst[jr*kc+p*nr : jr*kc+p*nr+nr]
+				n := copy(out, row[jr:])
+				clear(out[n:])
+			}
+		}
+		return
+	}
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
 		for p := range kc {
 			base := (p0+p)*b.rowStep + (j0+jr)*b.colStep
 			out := panel[p*nr : p*nr+nr]
-			if b.colStep == 1 {
-				// Rows of B are contiguous: copy them, then pad.
-				n := copy(out[:cols], b.data[base:base+cols])
-				clear(out[n:])
-				continue
-			}
 			for j := range nr {
 				if j < cols {
 					out[j] = b.data[base+j*b.colStep]

@@ -12,6 +12,10 @@ import (
 // operating system's saved state) runs, best first.
 func archImpls() []Impl {
 	var list []Impl
+	// The AVX-512 entry also runs the AVX2 row kernels.
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		list = append(list, avx512)
+	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		list = append(list, avx2)
 	}
