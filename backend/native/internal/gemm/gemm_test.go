@@ -155,7 +155,7 @@ func TestGemmSpecialValuesMatchPortable(t *testing.T) {
 func TestMultiplyImplicitBMatchesStoredB(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
 	for _, impl := range Implementations() {
-		for _, sz := range [][3]int{{5, 300, 7}, {97, 33, 260}, {6, 16, 9}} {
+		for _, sz := range [][3]int{{5, 300, 7}, {97, 33, 260}, {6, 16, 9}, {130, 1100, 300}, {7, 65, 3}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			a, b := toF32(randomSlice(r, m*k)), toF32(randomSlice(r, k*n))
 			bm := NewMatrix(b, n, false)
