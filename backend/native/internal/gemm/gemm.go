@@ -18,11 +18,12 @@ import (
 //     so the inner loop reads both sequentially from L1/L2 whatever the
 //     transposes and leading dimensions were.
 //   - A micro-kernel keeps an mr x nr block of C in registers across the
-//     K slice and touches C once per slice: on amd64 with AVX2 and FMA,
-//     the assembly kernels of gemm_amd64.s (6x16 float32, 6x8 float64:
-//     twelve vector registers of sums); elsewhere the portable 4x4 kernel
-//     below, whose 16 sums the compiler keeps in registers. The dispatch
-//     table (dispatch.go) says which.
+//     K slice and touches C once per slice: on amd64 with AVX-512, the
+//     generated kernels of gemm_avx512_amd64.s (6x64 float32, 6x32
+//     float64: 24 zmm registers of sums); with AVX2 and FMA, those of
+//     gemm_amd64.s (6x16 float32, 6x8 float64: twelve ymm registers);
+//     elsewhere the portable 4x4 kernel below, whose 16 sums the compiler
+//     keeps in registers. The dispatch table (dispatch.go) says which.
 
 // Float is the set of element types the blocked product is written for.
 type Float interface{ float32 | float64 }

@@ -25,6 +25,7 @@ var kernels = []kernel{
 	{name: "dgemmKernelAVX512x6x32", double: true, mr: 6, vecs: 4, unroll: 4},
 }
 
+// size is the bytes of an element.
 func (k kernel) size() int {
 	if k.double {
 		return 8
@@ -32,8 +33,18 @@ func (k kernel) size() int {
 	return 4
 }
 
+// sizeShift is log2 of size: the shift from elements to bytes.
+func (k kernel) sizeShift() int {
+	if k.double {
+		return 3
+	}
+	return 2
+}
+
+// lanes is the elements of a zmm register.
 func (k kernel) lanes() int { return 64 / k.size() }
 
+// nr is the columns of the block.
 func (k kernel) nr() int { return k.vecs * k.lanes() }
 
 // accumulator is the register of the sums of row r, vector j.
@@ -45,6 +56,7 @@ func (k kernel) bRegister(j int) reg.VecPhysical { return zmm(k.mr*k.vecs + j) }
 // broadcast is the register an element of A is broadcast into.
 func (k kernel) broadcast() reg.VecPhysical { return reg.Z31 }
 
+// zmms are the vector registers by number.
 var zmms = []reg.VecPhysical{
 	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
 	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
@@ -54,8 +66,11 @@ var zmms = []reg.VecPhysical{
 
 func zmm(i int) reg.VecPhysical { return zmms[i] }
 
+// masks are the opmask registers of the block's vectors (K0 means no
+// mask in an instruction's mask slot).
 var masks = []reg.OpmaskPhysical{reg.K1, reg.K2, reg.K3, reg.K4, reg.K5, reg.K6, reg.K7}
 
+// generate emits the kernel's function and its Go declaration.
 func (k kernel) generate() {
 	if k.mr*k.vecs+k.vecs+1 > 32 {
 		panic(fmt.Sprintf("%s: %d accumulators, %d B vectors and a broadcast do not fit 32 registers", k.name, k.mr*k.vecs, k.vecs))
@@ -91,16 +106,16 @@ func (k kernel) loop() {
 	pb := Load(Param("pb"), GP64())
 
 	if k.unroll > 1 {
-		CMPQ(kc, U32((k.unroll)))
+		CMPQ(kc, U32(k.unroll))
 		JB(LabelRef(k.name + "_tail"))
 		Label(k.name + "_loop")
 		for u := range k.unroll {
 			k.step(pa, pb, u)
 		}
-		ADDQ(U32((k.unroll * k.mr * k.size())), pa)
-		ADDQ(U32((k.unroll * k.nr() * k.size())), pb)
-		SUBQ(U32((k.unroll)), kc)
-		CMPQ(kc, U32((k.unroll)))
+		ADDQ(U32(k.unroll*k.mr*k.size()), pa)
+		ADDQ(U32(k.unroll*k.nr()*k.size()), pb)
+		SUBQ(U32(k.unroll), kc)
+		CMPQ(kc, U32(k.unroll))
 		JAE(LabelRef(k.name + "_loop"))
 		Label(k.name + "_tail")
 	}
@@ -108,8 +123,8 @@ func (k kernel) loop() {
 	JE(LabelRef(k.name + "_store"))
 	Label(k.name + "_tailloop")
 	k.step(pa, pb, 0)
-	ADDQ(U32((k.mr * k.size())), pa)
-	ADDQ(U32((k.nr() * k.size())), pb)
+	ADDQ(U32(k.mr*k.size()), pa)
+	ADDQ(U32(k.nr()*k.size()), pb)
 	DECQ(kc)
 	JNE(LabelRef(k.name + "_tailloop"))
 }
@@ -140,14 +155,14 @@ func (k kernel) epilogue() {
 	Label(k.name + "_store")
 	c := Load(Param("c"), GP64())
 	ldc := Load(Param("ldc"), GP64())
-	SHLQ(U8((map[int]int{4: 2, 8: 3}[k.size()])), ldc)
+	SHLQ(U8(k.sizeShift()), ldc)
 	rows := Load(Param("rows"), GP64())
 	colMask := GP64()
 	Load(Param("colMask"), colMask)
 	for j := range k.vecs {
 		KMOVW(colMask.As32(), masks[j])
 		if j+1 < k.vecs {
-			SHRQ(U8((k.lanes())), colMask)
+			SHRQ(U8(k.lanes()), colMask)
 		}
 	}
 	alpha := k.bRegister(0)
@@ -205,13 +220,15 @@ func (k kernel) rowLoop(c, ldc, rows reg.Register, suffix string, body func(r, j
 			body(r, j, Mem{Base: row, Disp: j * 64})
 		}
 		if r+1 < k.mr {
-			CMPQ(rows, U32((r + 1)))
+			CMPQ(rows, U32(r+1))
 			JE(LabelRef(k.name + "_done"))
 			ADDQ(ldc, row)
 		}
 	}
 }
 
+// load, loadMasked, storeMasked and fma are the instructions of the
+// element type.
 func (k kernel) load(m Mem, dst reg.VecPhysical) {
 	if k.double {
 		VMOVUPD(m, dst)
