@@ -36,11 +36,12 @@
 // is in the rest: half the instructions, 32 registers, and column masks
 // that let the kernels add their block to C themselves, edge tiles too.
 //
-// BenchmarkMultiply1024 (one thread, processor time of the thread, the
-// machine shared with other work) against BenchmarkFMAPeak's 118 GFLOP/s:
-// float32 about 70-81 GFLOP/s (0.60-0.69 of the peak), float64 37-39
-// (0.63-0.65 of its half peak); the AVX2 kernels 59-67 (0.50-0.57). The
-// rest of the time is packing, in Go.
+// BenchmarkMultiply1024 (one thread; speeds over the thread's processor
+// time, as the machine was shared with other work that left it a third
+// of the wall-clock time) against BenchmarkFMAPeak's 112-116 GFLOP/s,
+// float32 ran at 77-84 GFLOP/s (0.65-0.72 of the peak), float64 at 37-38
+// (0.63-0.64 of its half peak); the AVX2 kernels at 53-65 (0.45-0.55) and
+// 32-34. The rest of the time is packing, in Go.
 package gemm
 
 //go:generate go run -C _asm . -file gemm -out ../gemm_avx512_amd64.s -stubs ../gemm_avx512_stubs_amd64.go -pkg gemm
