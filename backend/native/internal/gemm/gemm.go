@@ -360,8 +360,8 @@ func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int
 // its lane of the panel, instead of gathering nr elements a column apart
 // for every p.
 func packPanelsBColumns[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int) {
-	// float32 panels of the assembly kernel's width take 8 columns at a
-	// time through an 8×8 register transpose (im.TransposePanel8).
+	// float32 panels as wide as a multiple of 8 take 8 columns at a time
+	// through an 8×8 register transpose (im.TransposePanel8).
 	dst32, is32 := any(dst).([]float32)
 	src32, _ := any(b.data).([]float32)
 	for jr := 0; jr < nc; jr += nr {
@@ -369,9 +369,9 @@ func packPanelsBColumns[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc,
 		cols := min(nr, nc-jr)
 		for j := 0; j < cols; {
 			width, from := 1, 0
-			if is32 && im.TransposePanel8 != nil && nr == 16 && j%8 == 0 && j+8 <= cols {
+			if is32 && im.TransposePanel8 != nil && nr%8 == 0 && j%8 == 0 && j+8 <= cols {
 				width = 8
-				from = im.TransposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc)
+				from = im.TransposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc, nr)
 			}
 			for c := j; c < j+width && from < kc; c++ {
 				src := b.data[(j0+jr+c)*b.colStep+p0+from:]

@@ -8,12 +8,14 @@ import "github.com/deep500/deep500-go/backend/native/internal/vec"
 // by _asm): 6×64 float32 and 6×32 float64 blocks, 24 zmm registers of
 // sums. They add their block to C themselves, under column masks, so
 // edge tiles need no copy. Products of few rows use the AVX2 row
-// kernels, which are limited by memory there, not by the vector width.
+// kernels, which are limited by memory there, not by the vector width,
+// and packing a transposed B the AVX2 register transpose.
 var avx512 = Impl{
-	Name:      "avx512",
-	Float32:   MicroKernel[float32]{Mr: 6, Nr: 64, Run: sgemmAVX512},
-	Float64:   MicroKernel[float64]{Mr: 6, Nr: 32, Run: dgemmAVX512},
-	FewRows32: RowKernels[float32]{Axpy: vec.Axpy, Dot: vec.Dot},
+	Name:            "avx512",
+	Float32:         MicroKernel[float32]{Mr: 6, Nr: 64, Run: sgemmAVX512},
+	Float64:         MicroKernel[float64]{Mr: 6, Nr: 32, Run: dgemmAVX512},
+	FewRows32:       RowKernels[float32]{Axpy: vec.Axpy, Dot: vec.Dot},
+	TransposePanel8: transposePanel8,
 }
 
 // columnMask selects the first cols columns of a block.

@@ -260,7 +260,7 @@ func checkPackPanelsBLayouts(t *testing.T, im *Impl) {
 		}
 		b := NewMatrix(data, ld, trans)
 		at := func(p, j int) float32 { return b.data[p*b.rowStep+j*b.colStep] }
-		for _, blk := range [][5]int{{0, 0, k, n, 16}, {3, 5, 20, 29, 16}, {1, 2, 36, 43, 8}, {0, 40, 7, 5, 4}} {
+		for _, blk := range [][5]int{{0, 0, k, n, 16}, {3, 5, 20, 29, 16}, {1, 2, 36, 43, 8}, {0, 40, 7, 5, 4}, {0, 0, k, n, 64}, {2, 3, 33, 42, 64}, {1, 0, 24, 45, 32}} {
 			p0, j0, kc, nc, nr := blk[0], blk[1], blk[2], blk[3], blk[4]
 			got := make([]float32, roundUp(nc, nr)*kc)
 			for i := range got {
