@@ -46,10 +46,12 @@
 //   - internal/gemm: the cache-blocked GEMM behind MatMul, Gemm, the
 //     convolutions and the recurrent operators, with packed panels and
 //     tiles of the output spread over goroutines. Its micro-kernels are
-//     AVX2/FMA assembly (6x16 float32, 6x8 float64) where the CPU has
-//     them and a portable 4x4 loop elsewhere; a product of at most four
-//     rows skips packing for vector axpy and dot kernels. Batched MatMul
-//     spreads whole small products instead (matmul.go).
+//     AVX-512 assembly generated with avo (6x64 float32, 6x32 float64,
+//     storing edge blocks under column masks) or AVX2/FMA assembly (6x16,
+//     6x8), whichever the CPU has, and a portable 4x4 loop elsewhere; a
+//     product of at most four rows skips packing for vector axpy and dot
+//     kernels. Batched MatMul spreads whole small products instead
+//     (matmul.go).
 //   - internal/vec: float32 vector kernels (Clip, Relu's gradient,
 //     BatchNormalization's scale and shift, axpy, dot), the activations
 //     (Exp, Sigmoid, Tanh, Erf, Gelu, HardSigmoid, HardSwish) and the rows

@@ -27,10 +27,11 @@ type Impl struct {
 	// blocked path (as they do for float64).
 	FewRows32 RowKernels[float32]
 	// TransposePanel8, when not nil, fills lanes [0, 8) of the rows
-	// [0, kc) of a 16-wide float32 panel from 8 contiguous columns of
-	// src (ld apart) and returns how many rows it filled (a multiple of
-	// 8); packing a transposed B does the rest element by element.
-	TransposePanel8 func(panel, src []float32, ld, kc int) int
+	// [0, kc) of a float32 panel width floats wide from 8 contiguous
+	// columns of src (ld apart) and returns how many rows it filled (a
+	// multiple of 8); packing a transposed B does the rest element by
+	// element.
+	TransposePanel8 func(panel, src []float32, ld, kc, width int) int
 }
 
 // portable is the implementation in plain Go, which runs everywhere and

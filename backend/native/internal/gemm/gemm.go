@@ -20,18 +20,25 @@ import (
 //     so the inner loop reads both sequentially from L1/L2 whatever the
 //     transposes and leading dimensions were.
 //   - A micro-kernel keeps an mr x nr block of C in registers across the
-//     K slice and touches C once per slice: on amd64 with AVX2 and FMA,
-//     the assembly kernels of gemm_amd64.s (6x16 float32, 6x8 float64:
-//     twelve vector registers of sums); elsewhere the portable 4x4 kernel
-//     below, whose 16 sums the compiler keeps in registers. The dispatch
-//     table (dispatch.go) says which.
+//     K slice and touches C once per slice: on amd64 with AVX-512, the
+//     generated kernels of gemm_avx512_amd64.s (6x64 float32, 6x32
+//     float64: 24 zmm registers of sums); with AVX2 and FMA, those of
+//     gemm_amd64.s (6x16 float32, 6x8 float64: twelve ymm registers);
+//     elsewhere the portable 4x4 kernel below, whose 16 sums the compiler
+//     keeps in registers. The dispatch table (dispatch.go) says which.
 
 // Float is the set of element types the blocked product is written for.
 type Float interface{ float32 | float64 }
 
+// The tile sizes fit a 1 MB L2 (AMD Zen 4): a packed 96x256 block of A
+// (96 KB float32) and a 256x512 block of B (512 KB). 512 columns pack A
+// half as often as 256 did (1024³ float32 on one thread went from about
+// 0.68 to 0.75 of the FMA peak); taller tiles would pack B less often but
+// leave fewer tiles to share among threads in the deep layers of a
+// network (512 rows, 49 columns).
 const (
 	mcTile  = 96  // rows of a tile (a multiple of every kernel's mr)
-	ncTile  = 256 // columns of a tile (a multiple of every kernel's nr)
+	ncTile  = 512 // columns of a tile (a multiple of every kernel's nr)
 	kcSlice = 256 // depth of a packed slice
 
 	// ParallelMin is the number of multiply-adds below which a product
@@ -321,6 +328,10 @@ func packPanelsA[T Float](dst []T, a Matrix[T], i0, p0, mc, kc, mr int) {
 	for ir := 0; ir < mc; ir += mr {
 		panel := dst[ir*kc : (ir+mr)*kc]
 		rows := min(mr, mc-ir)
+		if mr == 6 && rows == 6 && a.colStep == 1 {
+			packPanelA6(panel, a.data[(i0+ir)*a.rowStep+p0:], a.rowStep, kc)
+			continue
+		}
 		for r := range mr {
 			if r >= rows {
 				for p := range kc {
@@ -342,6 +353,20 @@ func packPanelsA[T Float](dst []T, a Matrix[T], i0, p0, mc, kc, mr int) {
 	}
 }
 
+// packPanelA6 is packPanelsA for a whole panel of the assembly kernels'
+// six rows, from an A whose rows are contiguous (src at the panel's first
+// element, rows ld apart): it writes the panel in order, six rows read
+// side by side, which is about twice as fast as a row at a time.
+func packPanelA6[T Float](panel, src []T, ld, kc int) {
+	r0, r1, r2 := src[:kc], src[ld:ld+kc], src[2*ld:2*ld+kc]
+	r3, r4, r5 := src[3*ld:3*ld+kc], src[4*ld:4*ld+kc], src[5*ld:5*ld+kc]
+	panel = panel[:6*kc]
+	for p := range kc {
+		out := panel[p*6 : p*6+6 : p*6+6]
+		out[0], out[1], out[2], out[3], out[4], out[5] = r0[p], r1[p], r2[p], r3[p], r4[p], r5[p]
+	}
+}
+
 // PackPanelsB copies the kc x nc block of B at (p0, j0) into dst as panels
 // of nr columns: panel c holds, for each p, the nr values B[p, j] side by
 // side, zero-padded past the matrix. dst holds roundUp(nc, nr)*kc values.
@@ -356,18 +381,28 @@ func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int
 		packPanelsBColumns(im, dst, b, p0, j0, kc, nc, nr)
 		return
 	}
+	if b.colStep == 1 {
+		// Rows of B are contiguous: read each row of the block once,
+		// along its length, copying its pieces into every panel (walking
+		// a panel's rows instead reads B at its leading dimension, a
+		// stride the cache maps to too few sets).
+		for p := range kc {
+			base := (p0+p)*b.rowStep + j0
+			row := b.data[base : base+nc]
+			for jr := 0; jr < nc; jr += nr {
+				out := dst[jr*kc+p*nr : jr*kc+p*nr+nr]
+				n := copy(out, row[jr:])
+				clear(out[n:])
+			}
+		}
+		return
+	}
 	for jr := 0; jr < nc; jr += nr {
 		panel := dst[jr*kc : (jr+nr)*kc]
 		cols := min(nr, nc-jr)
 		for p := range kc {
 			base := (p0+p)*b.rowStep + (j0+jr)*b.colStep
 			out := panel[p*nr : p*nr+nr]
-			if b.colStep == 1 {
-				// Rows of B are contiguous: copy them, then pad.
-				n := copy(out[:cols], b.data[base:base+cols])
-				clear(out[n:])
-				continue
-			}
 			for j := range nr {
 				if j < cols {
 					out[j] = b.data[base+j*b.colStep]
@@ -385,8 +420,8 @@ func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int
 // its lane of the panel, instead of gathering nr elements a column apart
 // for every p.
 func packPanelsBColumns[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int) {
-	// float32 panels of the assembly kernel's width take 8 columns at a
-	// time through an 8×8 register transpose (im.TransposePanel8).
+	// float32 panels as wide as a multiple of 8 take 8 columns at a time
+	// through an 8×8 register transpose (im.TransposePanel8).
 	dst32, is32 := any(dst).([]float32)
 	src32, _ := any(b.data).([]float32)
 	for jr := 0; jr < nc; jr += nr {
@@ -394,9 +429,9 @@ func packPanelsBColumns[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc,
 		cols := min(nr, nc-jr)
 		for j := 0; j < cols; {
 			width, from := 1, 0
-			if is32 && im.TransposePanel8 != nil && nr == 16 && j%8 == 0 && j+8 <= cols {
+			if is32 && im.TransposePanel8 != nil && nr%8 == 0 && j%8 == 0 && j+8 <= cols {
 				width = 8
-				from = im.TransposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc)
+				from = im.TransposePanel8(dst32[jr*kc+j:], src32[(j0+jr+j)*b.colStep+p0:], b.colStep, kc, nr)
 			}
 			for c := j; c < j+width && from < kc; c++ {
 				src := b.data[(j0+jr+c)*b.colStep+p0+from:]

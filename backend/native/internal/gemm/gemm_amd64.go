@@ -12,6 +12,10 @@ import (
 // operating system's saved state) runs, best first.
 func archImpls() []Impl {
 	var list []Impl
+	// The AVX-512 entry also runs the AVX2 row kernels.
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		list = append(list, avx512)
+	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		list = append(list, avx2)
 	}
@@ -61,21 +65,21 @@ func dgemm6x8(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, o
 
 // stransposePanel8 is transpose_amd64.s's kernel: blocks 8×8 blocks of 8
 // columns (ld floats apart, contiguous along their length) stored as
-// rows of a 16-wide panel.
+// rows of a panel width floats wide.
 //
 //go:noescape
-func stransposePanel8(blocks int, src *float32, ld int, dst *float32)
+func stransposePanel8(blocks int, src *float32, ld int, dst *float32, width int)
 
-// transposePanel8 fills lanes [0, 8) of the rows [0, kc) of a 16-wide
-// float32 panel from 8 contiguous columns of src (ld apart), in 8×8
-// blocks; it returns how many rows it filled (a multiple of 8).
-func transposePanel8(panel, src []float32, ld, kc int) int {
+// transposePanel8 fills lanes [0, 8) of the rows [0, kc) of a float32
+// panel width floats wide from 8 contiguous columns of src (ld apart), in
+// 8×8 blocks; it returns how many rows it filled (a multiple of 8).
+func transposePanel8(panel, src []float32, ld, kc, width int) int {
 	blocks := kc / 8
-	if blocks == 0 {
+	if blocks == 0 || width < 8 {
 		return 0
 	}
 	// The kernel reads and writes these ranges: check them once, here.
-	_, _ = src[7*ld+blocks*8-1], panel[(blocks*8-1)*16+7]
-	stransposePanel8(blocks, &src[0], ld, &panel[0])
+	_, _ = src[7*ld+blocks*8-1], panel[(blocks*8-1)*width+7]
+	stransposePanel8(blocks, &src[0], ld, &panel[0], width)
 	return blocks * 8
 }

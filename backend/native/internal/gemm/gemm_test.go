@@ -155,7 +155,7 @@ func TestGemmSpecialValuesMatchPortable(t *testing.T) {
 func TestMultiplyImplicitBMatchesStoredB(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
 	for _, impl := range Implementations() {
-		for _, sz := range [][3]int{{5, 300, 7}, {97, 33, 260}, {6, 16, 9}} {
+		for _, sz := range [][3]int{{5, 300, 7}, {97, 33, 260}, {6, 16, 9}, {130, 1100, 300}, {7, 65, 3}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			a, b := toF32(randomSlice(r, m*k)), toF32(randomSlice(r, k*n))
 			bm := NewMatrix(b, n, false)
@@ -260,7 +260,7 @@ func checkPackPanelsBLayouts(t *testing.T, im *Impl) {
 		}
 		b := NewMatrix(data, ld, trans)
 		at := func(p, j int) float32 { return b.data[p*b.rowStep+j*b.colStep] }
-		for _, blk := range [][5]int{{0, 0, k, n, 16}, {3, 5, 20, 29, 16}, {1, 2, 36, 43, 8}, {0, 40, 7, 5, 4}} {
+		for _, blk := range [][5]int{{0, 0, k, n, 16}, {3, 5, 20, 29, 16}, {1, 2, 36, 43, 8}, {0, 40, 7, 5, 4}, {0, 0, k, n, 64}, {2, 3, 33, 42, 64}, {1, 0, 24, 45, 32}} {
 			p0, j0, kc, nc, nr := blk[0], blk[1], blk[2], blk[3], blk[4]
 			got := make([]float32, roundUp(nc, nr)*kc)
 			for i := range got {

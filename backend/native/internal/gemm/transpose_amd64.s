@@ -2,19 +2,24 @@
 
 #include "textflag.h"
 
-// func stransposePanel8(blocks int, src *float32, ld int, dst *float32)
+// func stransposePanel8(blocks int, src *float32, ld int, dst *float32, width int)
 // For each of blocks blocks b: reads 8 floats at src + j·ld + 8b from each
 // of the 8 columns j (ld floats apart) and stores them transposed: the 8
-// values at row q of the block, one per column, at dst + (8b+q)·16, so
-// that dst fills 8 lanes of a 16-wide GEMM panel.
-TEXT ·stransposePanel8(SB), NOSPLIT, $0-32
+// values at row q of the block, one per column, at dst + (8b+q)·width, so
+// that dst fills 8 lanes of a GEMM panel width floats wide.
+TEXT ·stransposePanel8(SB), NOSPLIT, $0-40
 	MOVQ blocks+0(FP), CX
 	MOVQ src+8(FP), SI
 	MOVQ ld+16(FP), BX
 	MOVQ dst+24(FP), DI
+	MOVQ width+32(FP), DX
 	SHLQ $2, BX            // ld in bytes
 	LEAQ (BX)(BX*2), R9    // 3·ld
 	LEAQ (SI)(BX*4), R8    // column 4
+	SHLQ $2, DX            // width in bytes: a row of the panel
+	LEAQ (DX)(DX*2), R10   // 3 rows
+	MOVQ DX, R12
+	SHLQ $3, R12           // 8 rows
 
 block:
 	CMPQ CX, $0
@@ -60,18 +65,19 @@ block:
 	VPERM2F128 $0x31, Y6, Y2, Y14
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
+	LEAQ    (DI)(DX*4), R11 // row 4 of the block
 	VMOVUPS Y8, (DI)
-	VMOVUPS Y9, 64(DI)
-	VMOVUPS Y10, 128(DI)
-	VMOVUPS Y11, 192(DI)
-	VMOVUPS Y12, 256(DI)
-	VMOVUPS Y13, 320(DI)
-	VMOVUPS Y14, 384(DI)
-	VMOVUPS Y15, 448(DI)
+	VMOVUPS Y9, (DI)(DX*1)
+	VMOVUPS Y10, (DI)(DX*2)
+	VMOVUPS Y11, (DI)(R10*1)
+	VMOVUPS Y12, (R11)
+	VMOVUPS Y13, (R11)(DX*1)
+	VMOVUPS Y14, (R11)(DX*2)
+	VMOVUPS Y15, (R11)(R10*1)
 
 	ADDQ $32, SI
 	ADDQ $32, R8
-	ADDQ $512, DI
+	ADDQ R12, DI
 	DECQ CX
 	JMP  block
 

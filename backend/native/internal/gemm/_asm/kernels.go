@@ -1,0 +1,262 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// kernel describes one AVX-512 micro-kernel: an mr x (vecs*lanes) block
+// of C held in mr*vecs zmm registers for the whole K loop.
+type kernel struct {
+	name   string
+	double bool // float64 (8 lanes) rather than float32 (16 lanes)
+	mr     int  // rows of the block
+	vecs   int  // zmm vectors per row of the block
+	unroll int  // K steps per iteration of the main loop
+}
+
+// kernels are the micro-kernels the package uses. Their shapes were chosen
+// by measurement (see the package's doc.go).
+var kernels = []kernel{
+	{name: "sgemmKernelAVX512x6x64", mr: 6, vecs: 4, unroll: 4},
+	{name: "dgemmKernelAVX512x6x32", double: true, mr: 6, vecs: 4, unroll: 4},
+}
+
+// size is the bytes of an element.
+func (k kernel) size() int {
+	if k.double {
+		return 8
+	}
+	return 4
+}
+
+// sizeShift is log2 of size: the shift from elements to bytes.
+func (k kernel) sizeShift() int {
+	if k.double {
+		return 3
+	}
+	return 2
+}
+
+// lanes is the elements of a zmm register.
+func (k kernel) lanes() int { return 64 / k.size() }
+
+// nr is the columns of the block.
+func (k kernel) nr() int { return k.vecs * k.lanes() }
+
+// accumulator is the register of the sums of row r, vector j.
+func (k kernel) accumulator(r, j int) reg.VecPhysical { return zmm(r*k.vecs + j) }
+
+// bRegister is the register holding vector j of the current row of B.
+func (k kernel) bRegister(j int) reg.VecPhysical { return zmm(k.mr*k.vecs + j) }
+
+// broadcast is the register an element of A is broadcast into.
+func (k kernel) broadcast() reg.VecPhysical { return reg.Z31 }
+
+// zmms are the vector registers by number.
+var zmms = []reg.VecPhysical{
+	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
+}
+
+func zmm(i int) reg.VecPhysical { return zmms[i] }
+
+// masks are the opmask registers of the block's vectors (K0 means no
+// mask in an instruction's mask slot).
+var masks = []reg.OpmaskPhysical{reg.K1, reg.K2, reg.K3, reg.K4, reg.K5, reg.K6, reg.K7}
+
+// generate emits the kernel's function and its Go declaration.
+func (k kernel) generate() {
+	if k.mr*k.vecs+k.vecs+1 > 32 {
+		panic(fmt.Sprintf("%s: %d accumulators, %d B vectors and a broadcast do not fit 32 registers", k.name, k.mr*k.vecs, k.vecs))
+	}
+	typ := "float32"
+	if k.double {
+		typ = "float64"
+	}
+	TEXT(k.name, NOSPLIT, fmt.Sprintf("func(kc int, pa, pb, c *%s, ldc, rows int, colMask uint64, alpha %s, overwrite bool)", typ, typ))
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s adds alpha times the %dx%d block of products of a packed", k.name, k.mr, k.nr()),
+		fmt.Sprintf("panel of A (%d values per step) and one of B (%d per step) over kc", k.mr, k.nr()),
+		"steps to the first rows rows of C (ldc elements apart), or stores it",
+		"there when overwrite is set. Bit j of colMask selects column j: the",
+		"others are neither read nor written.",
+	)
+	k.loop()
+	k.epilogue()
+}
+
+// loop zeroes the accumulators and runs the K loop.
+func (k kernel) loop() {
+	Comment("The block of sums stays in registers for the whole K loop.")
+	for r := range k.mr {
+		for j := range k.vecs {
+			acc := k.accumulator(r, j)
+			VPXORD(acc, acc, acc)
+		}
+	}
+	kc := Load(Param("kc"), GP64())
+	pa := Load(Param("pa"), GP64())
+	pb := Load(Param("pb"), GP64())
+
+	if k.unroll > 1 {
+		CMPQ(kc, U32(k.unroll))
+		JB(LabelRef(k.name + "_tail"))
+		Label(k.name + "_loop")
+		for u := range k.unroll {
+			k.step(pa, pb, u)
+		}
+		ADDQ(U32(k.unroll*k.mr*k.size()), pa)
+		ADDQ(U32(k.unroll*k.nr()*k.size()), pb)
+		SUBQ(U32(k.unroll), kc)
+		CMPQ(kc, U32(k.unroll))
+		JAE(LabelRef(k.name + "_loop"))
+		Label(k.name + "_tail")
+	}
+	TESTQ(kc, kc)
+	JE(LabelRef(k.name + "_store"))
+	Label(k.name + "_tailloop")
+	k.step(pa, pb, 0)
+	ADDQ(U32(k.mr*k.size()), pa)
+	ADDQ(U32(k.nr()*k.size()), pb)
+	DECQ(kc)
+	JNE(LabelRef(k.name + "_tailloop"))
+}
+
+// step is one K step (u steps past pa and pb): a row of B in registers,
+// then, row by row, an element of A broadcast and multiplied into the
+// row's accumulators.
+func (k kernel) step(pa, pb reg.Register, u int) {
+	for j := range k.vecs {
+		k.load(Mem{Base: pb, Disp: (u*k.nr() + j*k.lanes()) * k.size()}, k.bRegister(j))
+	}
+	for r := range k.mr {
+		a := Mem{Base: pa, Disp: (u*k.mr + r) * k.size()}
+		if k.double {
+			VBROADCASTSD(a, k.broadcast())
+		} else {
+			VBROADCASTSS(a, k.broadcast())
+		}
+		for j := range k.vecs {
+			k.fma(k.bRegister(j), k.broadcast(), k.accumulator(r, j))
+		}
+	}
+}
+
+// epilogue scales the sums by alpha and adds them to C (or stores them),
+// row by row up to rows, each vector under its column mask.
+func (k kernel) epilogue() {
+	Label(k.name + "_store")
+	c := Load(Param("c"), GP64())
+	ldc := Load(Param("ldc"), GP64())
+	SHLQ(U8(k.sizeShift()), ldc)
+	rows := Load(Param("rows"), GP64())
+	colMask := GP64()
+	Load(Param("colMask"), colMask)
+	for j := range k.vecs {
+		KMOVW(colMask.As32(), masks[j])
+		if j+1 < k.vecs {
+			SHRQ(U8(k.lanes()), colMask)
+		}
+	}
+	alpha := k.bRegister(0)
+	alphaAddr, err := Param("alpha").Resolve()
+	if err != nil {
+		panic(err)
+	}
+	if k.double {
+		VBROADCASTSD(alphaAddr.Addr, alpha)
+	} else {
+		VBROADCASTSS(alphaAddr.Addr, alpha)
+	}
+	overwrite := Load(Param("overwrite"), GP8())
+	TESTB(overwrite, overwrite)
+	JNE(LabelRef(k.name + "_overwrite"))
+
+	Comment("C += alpha*sums.")
+	old := k.broadcast()
+	k.rowLoop(c, ldc, rows, "_add", func(r, j int, dst Mem) {
+		acc := k.accumulator(r, j)
+		k.loadMasked(dst, masks[j], old)
+		if k.double {
+			VFMADD213PD(old, alpha, acc)
+		} else {
+			VFMADD213PS(old, alpha, acc)
+		}
+		k.storeMasked(acc, masks[j], dst)
+	})
+	JMP(LabelRef(k.name + "_done"))
+
+	Label(k.name + "_overwrite")
+	Comment("C = alpha*sums.")
+	k.rowLoop(c, ldc, rows, "_set", func(r, j int, dst Mem) {
+		acc := k.accumulator(r, j)
+		if k.double {
+			VMULPD(alpha, acc, acc)
+		} else {
+			VMULPS(alpha, acc, acc)
+		}
+		k.storeMasked(acc, masks[j], dst)
+	})
+
+	Label(k.name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// rowLoop emits body for every vector of rows 0 ... rows-1 of C (at most
+// mr), with dst the vector's place in C.
+func (k kernel) rowLoop(c, ldc, rows reg.Register, suffix string, body func(r, j int, dst Mem)) {
+	row := GP64()
+	MOVQ(c, row)
+	for r := range k.mr {
+		for j := range k.vecs {
+			body(r, j, Mem{Base: row, Disp: j * 64})
+		}
+		if r+1 < k.mr {
+			CMPQ(rows, U32(r+1))
+			JE(LabelRef(k.name + "_done"))
+			ADDQ(ldc, row)
+		}
+	}
+}
+
+// load, loadMasked, storeMasked and fma are the instructions of the
+// element type.
+func (k kernel) load(m Mem, dst reg.VecPhysical) {
+	if k.double {
+		VMOVUPD(m, dst)
+	} else {
+		VMOVUPS(m, dst)
+	}
+}
+
+func (k kernel) loadMasked(m Mem, mask reg.OpmaskPhysical, dst reg.VecPhysical) {
+	if k.double {
+		VMOVUPD_Z(m, mask, dst)
+	} else {
+		VMOVUPS_Z(m, mask, dst)
+	}
+}
+
+func (k kernel) storeMasked(src reg.VecPhysical, mask reg.OpmaskPhysical, m Mem) {
+	if k.double {
+		VMOVUPD(src, mask, m)
+	} else {
+		VMOVUPS(src, mask, m)
+	}
+}
+
+func (k kernel) fma(b, a, acc reg.VecPhysical) {
+	if k.double {
+		VFMADD231PD(b, a, acc)
+	} else {
+		VFMADD231PS(b, a, acc)
+	}
+}

@@ -1,0 +1,45 @@
+//go:build amd64 && !purego
+
+package gemm
+
+import "github.com/deep500/deep500-go/backend/native/internal/vec"
+
+// avx512 runs the AVX-512 micro-kernels of gemm_avx512_amd64.s (generated
+// by _asm): 6×64 float32 and 6×32 float64 blocks, 24 zmm registers of
+// sums. They add their block to C themselves, under column masks, so
+// edge tiles need no copy. Products of few rows use the AVX2 row
+// kernels, which are limited by memory there, not by the vector width,
+// and packing a transposed B the AVX2 register transpose.
+var avx512 = Impl{
+	Name:            "avx512",
+	Float32:         MicroKernel[float32]{Mr: 6, Nr: 64, Run: sgemmAVX512},
+	Float64:         MicroKernel[float64]{Mr: 6, Nr: 32, Run: dgemmAVX512},
+	FewRows32:       RowKernels[float32]{Axpy: vec.Axpy, Dot: vec.Dot},
+	TransposePanel8: transposePanel8,
+}
+
+// columnMask selects the first cols columns of a block.
+func columnMask(cols int) uint64 { return 1<<cols - 1 }
+
+func sgemmAVX512(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int, overwrite bool) {
+	const mr, nr = 6, 64
+	if kc < 1 {
+		var zero [mr * nr]float32
+		addBlock(zero[:], nr, alpha, c, ldc, rows, cols, overwrite)
+		return
+	}
+	// The kernel reads and writes these ranges: check them once, here.
+	_, _, _ = pa[mr*kc-1], pb[nr*kc-1], c[(rows-1)*ldc+cols-1]
+	sgemmKernelAVX512x6x64(kc, &pa[0], &pb[0], &c[0], ldc, min(rows, mr), columnMask(min(cols, nr)), alpha, overwrite)
+}
+
+func dgemmAVX512(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, overwrite bool) {
+	const mr, nr = 6, 32
+	if kc < 1 {
+		var zero [mr * nr]float64
+		addBlock(zero[:], nr, alpha, c, ldc, rows, cols, overwrite)
+		return
+	}
+	_, _, _ = pa[mr*kc-1], pb[nr*kc-1], c[(rows-1)*ldc+cols-1]
+	dgemmKernelAVX512x6x32(kc, &pa[0], &pb[0], &c[0], ldc, min(rows, mr), columnMask(min(cols, nr)), alpha, overwrite)
+}
