@@ -41,6 +41,7 @@ type arithKernel struct {
 	op      arithOp
 	threads int
 	out     outputBuffer
+	shape   []int // the output shape of the last run, kept for its storage
 	wideA   float32Scratch
 	wideB   float32Scratch
 	wideOut float32Scratch
@@ -51,10 +52,11 @@ func (k *arithKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 	if a.Type != b.Type {
 		return nil, fmt.Errorf("operands have different types %v and %v", a.Type, b.Type)
 	}
-	shape, err := broadcastShapes(a.Shape, b.Shape)
+	shape, err := broadcastShapesInto(k.shape, a.Shape, b.Shape)
 	if err != nil {
 		return nil, err
 	}
+	k.shape = shape
 	return k.computeInto(a, a.Shape, b, b.Shape, shape)
 }
 
@@ -116,33 +118,57 @@ func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, 
 			}
 		}
 	}
+	n := len(dst)
 	switch {
-	case len(dst) == 0:
+	case n == 0:
 		return nil
-	case len(a) == len(dst) && len(b) == len(dst):
+	case len(a) == n && len(b) == n && par.Chunks(n, threads, par.Grain) == 1:
+		// Serial paths call the loop directly: the closures below, handed
+		// to other goroutines, would be allocated.
+		arithRow(op, dst, a, 1, b, 1)
+	case len(a) == n && len(b) == 1 && par.Chunks(n, threads, par.Grain) == 1:
+		arithRow(op, dst, a, 1, b, 0)
+	case len(a) == 1 && len(b) == n && par.Chunks(n, threads, par.Grain) == 1:
+		arithRow(op, dst, a, 0, b, 1)
+	case len(a) == n && len(b) == n:
 		// Same element count as the output means neither operand is
 		// broadcast (a size-1 dimension can only repeat one element).
-		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
+		par.For(n, threads, par.Grain, func(lo, hi int) {
 			arithRow(op, dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1)
 		})
-	case len(a) == len(dst) && len(b) == 1:
-		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
+	case len(a) == n && len(b) == 1:
+		par.For(n, threads, par.Grain, func(lo, hi int) {
 			arithRow(op, dst[lo:hi], a[lo:hi], 1, b, 0)
 		})
-	case len(a) == 1 && len(b) == len(dst):
-		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
+	case len(a) == 1 && len(b) == n:
+		par.For(n, threads, par.Grain, func(lo, hi int) {
 			arithRow(op, dst[lo:hi], a, 0, b[lo:hi], 1)
 		})
 	default:
-		walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape))
-		n, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		par.For(walk.rows(), threads, max(1, par.Grain/n), func(lo, hi int) {
-			walk.forRows(lo, hi, func(row int, off []int) {
-				arithRow(op, dst[row*n:(row+1)*n], a[off[0]:], sa, b[off[1]:], sb)
-			})
+		walk := newBroadcastWalk(outShape, aShape, bShape)
+		rl := walk.rowLen()
+		if minRows := max(1, par.Grain/rl); par.Chunks(walk.rows(), threads, minRows) > 1 {
+			arithWalkParallel(op, threads, minRows, walk, dst, a, b)
+			return nil
+		}
+		sa, sb := walk.rowStride(0), walk.rowStride(1)
+		walk.forEachRow(func(row int, off walkOffsets) {
+			arithRow(op, dst[row*rl:(row+1)*rl], a[off[0]:], sa, b[off[1]:], sb)
 		})
 	}
 	return nil
+}
+
+// arithWalkParallel is arith's broadcasting walk split over goroutines; a
+// function of its own so that the walk moves to the heap (captured by
+// For's closure) only on this path.
+func arithWalkParallel[T numeric](op arithOp, threads, minRows int, walk stridedWalk, dst, a, b []T) {
+	n, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
+	par.For(walk.rows(), threads, minRows, func(lo, hi int) {
+		walk.forRows(lo, hi, func(row int, off walkOffsets) {
+			arithRow(op, dst[row*n:(row+1)*n], a[off[0]:], sa, b[off[1]:], sb)
+		})
+	})
 }
 
 // isIntegerSlice reports whether T is an integer type, by a property of its

@@ -93,7 +93,7 @@ func stridedCopyTyped[T any](dst []T, dv stridedView, srcAny any, sv stridedView
 	}
 	walk := newStridedWalk(shape, dv.strides, sv.strides)
 	n, ds, ss := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-	walk.forEachRow(func(_ int, off []int) {
+	walk.forEachRow(func(_ int, off walkOffsets) {
 		d, s := dst[dv.offset+off[0]:], src[sv.offset+off[1]:]
 		if ds == 1 && ss == 1 {
 			copy(d[:n], s[:n])

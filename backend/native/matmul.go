@@ -69,7 +69,7 @@ func planMatMul(aShape, bShape []int) (matmulPlan, error) {
 	aStrides, bStrides := broadcastStrides(aBatch, batch), broadcastStrides(bBatch, batch)
 	walk := newStridedWalk(batch, aStrides, bStrides)
 	rowLen, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-	walk.forEachRow(func(_ int, off []int) {
+	walk.forEachRow(func(_ int, off walkOffsets) {
 		for i := range rowLen {
 			p.aOffsets = append(p.aOffsets, (off[0]+i*sa)*p.m*p.k)
 			p.bOffsets = append(p.bOffsets, (off[1]+i*sb)*p.k*p.n)

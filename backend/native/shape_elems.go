@@ -145,7 +145,7 @@ func shapeMoveTyped[T any](spec *shapeMoveSpec, dst []T, srcAny any) error {
 		}
 		walk := newStridedWalk(spec.shape, spec.dst.strides, spec.src.strides)
 		n, ds, ss := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		walk.forEachRow(func(_ int, off []int) {
+		walk.forEachRow(func(_ int, off walkOffsets) {
 			d, s := spec.dst.offset+off[0], spec.src.offset+off[1]
 			for i := range n {
 				dst[d+i*ds] = src[s+i*ss]
