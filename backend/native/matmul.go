@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -19,9 +19,16 @@ import (
 type matmulKernel struct {
 	threads int
 	out     outputBuffer
-	wideA   float32Scratch
-	wideB   float32Scratch
-	wideOut float32Scratch
+	// plan is planMatMul's answer for the operand shapes planA, planB,
+	// kept while the shapes repeat.
+	plan         matmulPlan
+	planA, planB []int
+	planned      bool
+	task32       gemmBatchTask[float32]
+	task64       gemmBatchTask[float64]
+	wideA        float32Scratch
+	wideB        float32Scratch
+	wideOut      float32Scratch
 }
 
 // matmulPlan is the geometry of one MatMul call.
@@ -85,32 +92,38 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 	if err := checkStorage(a); err != nil {
 		return nil, err
 	}
-	p, err := planMatMul(a.Shape, b.Shape)
-	if err != nil {
-		return nil, err
+	if !k.planned || !sameShape(k.planA, a.Shape) || !sameShape(k.planB, b.Shape) {
+		p, err := planMatMul(a.Shape, b.Shape)
+		if err != nil {
+			k.planned = false
+			return nil, err
+		}
+		k.plan, k.planned = p, true
+		k.planA, k.planB = append(k.planA[:0], a.Shape...), append(k.planB[:0], b.Shape...)
 	}
+	p := &k.plan
 	out := k.out.tensor(a.Type, p.outShape)
 	switch ad := a.Data.(type) {
 	case []float32:
-		batchedGemm(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads)
+		batchedGemm(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32)
 	case []float64:
-		batchedGemm(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads)
+		batchedGemm(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
 		wout := k.wideOut.get(out.Len())
-		batchedGemm(p, wa, wb, wout, k.threads)
+		batchedGemm(p, wa, wb, wout, k.threads, &k.task32)
 		if err := narrowFromFloat32(out.Data, wout); err != nil {
 			return nil, err
 		}
 	case []int32:
-		batchedGemmSimple(p, ad, b.Data.([]int32), out.Data.([]int32))
+		batchedGemmSimple(*p, ad, b.Data.([]int32), out.Data.([]int32))
 	case []int64:
-		batchedGemmSimple(p, ad, b.Data.([]int64), out.Data.([]int64))
+		batchedGemmSimple(*p, ad, b.Data.([]int64), out.Data.([]int64))
 	case []uint32:
-		batchedGemmSimple(p, ad, b.Data.([]uint32), out.Data.([]uint32))
+		batchedGemmSimple(*p, ad, b.Data.([]uint32), out.Data.([]uint32))
 	case []uint64:
-		batchedGemmSimple(p, ad, b.Data.([]uint64), out.Data.([]uint64))
+		batchedGemmSimple(*p, ad, b.Data.([]uint64), out.Data.([]uint64))
 	default:
 		return nil, network.Unsupportedf("MatMul of %v tensors", a.Type)
 	}
@@ -119,35 +132,45 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 
 // batchedGemm multiplies every batch's matrices. Products with enough
 // output tiles to occupy every thread use the parallel GEMM one after the
-// other; smaller ones are instead spread over goroutines, one whole
-// product each.
-func batchedGemm[T floatElem](p matmulPlan, a, b, c []T, threads int) {
+// other; smaller ones are instead spread over the workers (par.Spread),
+// one whole product each, through task: the caller's, kept between runs so
+// that handing it to the workers allocates nothing.
+func batchedGemm[T floatElem](p *matmulPlan, a, b, c []T, threads int, task *gemmBatchTask[T]) {
 	batches := len(p.aOffsets)
-	one := func(i, threads int) {
-		gemm.Multiply(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
-			0, c[i*p.m*p.n:], p.n, threads)
-	}
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	tiles := gemm.Tiles(p.m, p.n)
 	if batches == 1 || threads == 1 || tiles >= threads {
 		for i := range batches {
-			one(i, threads)
+			gemmOfBatch(p, a, b, c, i, threads)
 		}
 		return
 	}
-	var wg sync.WaitGroup
-	for w := range min(threads, batches) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < batches; i += threads {
-				one(i, 1)
-			}
-		}()
+	workers := min(threads, batches)
+	*task = gemmBatchTask[T]{p: p, a: a, b: b, c: c, workers: workers}
+	par.Spread(workers, task)
+	*task = gemmBatchTask[T]{} // hold no tensors between runs
+}
+
+// gemmOfBatch multiplies batch i's matrices on up to threads goroutines.
+func gemmOfBatch[T floatElem](p *matmulPlan, a, b, c []T, i, threads int) {
+	gemm.Multiply(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
+		0, c[i*p.m*p.n:], p.n, threads)
+}
+
+// gemmBatchTask is batchedGemm's work for par.Spread: worker w multiplies
+// batches w, w+workers, ... on one thread each.
+type gemmBatchTask[T floatElem] struct {
+	p       *matmulPlan
+	a, b, c []T
+	workers int
+}
+
+func (t *gemmBatchTask[T]) Work(w int) {
+	for i := w; i < len(t.p.aOffsets); i += t.workers {
+		gemmOfBatch(t.p, t.a, t.b, t.c, i, 1)
 	}
-	wg.Wait()
 }
 
 func batchedGemmSimple[T numeric](p matmulPlan, a, b, c []T) {
@@ -166,6 +189,7 @@ type gemmKernel struct {
 	legacyExactC   bool // version < 7 with broadcast = 0: C must be [M, N]
 	threads        int
 	out            outputBuffer
+	shape          [2]int // the output shape, in the kernel so as not to allocate it
 	wideA          float32Scratch
 	wideB          float32Scratch
 	wideOut        float32Scratch
@@ -193,7 +217,8 @@ func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
 		return nil, fmt.Errorf("Gemm shapes %v and %v (transA=%v, transB=%v) do not agree: inner dimensions %d and %d",
 			a.Shape, b.Shape, k.transA, k.transB, ka, kb)
 	}
-	outShape := []int{m, n}
+	k.shape = [2]int{m, n}
+	outShape := k.shape[:]
 	out := k.out.tensor(a.Type, outShape)
 	beta := k.beta
 	if c == nil {
@@ -243,12 +268,15 @@ func (k *gemmKernel) fillWithC(out, c *onnx.Tensor, outShape []int) error {
 	if k.legacyExactC && (len(c.Shape) != 2 || c.Shape[0] != outShape[0] || c.Shape[1] != outShape[1]) {
 		return fmt.Errorf("C has shape %v, but broadcast is 0 so it must be %v", c.Shape, outShape)
 	}
-	full, err := broadcastShapes(c.Shape, outShape)
+	// Fixed arrays: the output is 2-D, and C must broadcast to it.
+	var fullInline, outStrides, cStrides [2]int
+	full, err := broadcastShapesInto(fullInline[:0], c.Shape, outShape)
 	if err != nil || len(full) != 2 || full[0] != outShape[0] || full[1] != outShape[1] {
 		return fmt.Errorf("C of shape %v does not broadcast to the output shape %v", c.Shape, outShape)
 	}
-	return stridedCopy(out.Data, stridedView{0, rowMajorStrides(outShape)},
-		c.Data, stridedView{0, broadcastStrides(c.Shape, outShape)}, outShape)
+	outStrides = [2]int{outShape[1], 1}
+	fillBroadcastStrides(cStrides[:], c.Shape, outShape)
+	return stridedCopy(out.Data, stridedView{0, outStrides[:]}, c.Data, stridedView{0, cStrides[:]}, outShape)
 }
 
 // VisitMatMul compiles MatMul.
