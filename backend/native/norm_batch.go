@@ -29,7 +29,9 @@ type batchNormKernel struct {
 
 	out          outputBuffer
 	wideX, wideY float32Scratch
-	a, b         []float64 // per-feature multiplier and offset
+	a, b         []float64    // per-feature multiplier and offset
+	params       [4][]float64 // scale, B, mean and var widened, kept for their storage
+	res          batchNormResult
 }
 
 // batchNormResult holds the statistics a training run outputs.
@@ -59,19 +61,23 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 			features, inner = c*inner, 1
 		}
 	}
-	vals := make([][]float64, 4)
+	vals := &k.params
 	for i, p := range params {
 		if p.t.Len() != features {
 			return nil, fmt.Errorf("%s has shape %v; want %d values for X %v", p.name, p.t.Shape, features, x.Shape)
 		}
-		v, err := float64sOf(p.t)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.name, err)
+		if cap(vals[i]) < features {
+			vals[i] = make([]float64, features)
 		}
-		vals[i] = v
+		vals[i] = vals[i][:features]
+		if !float64sInto(vals[i], p.t.Data) {
+			return nil, fmt.Errorf("%s: %w", p.name, network.Unsupportedf("tensor(%v) as real numbers", p.t.Type))
+		}
 	}
 	sc, bs, mu, vr := vals[0], vals[1], vals[2], vals[3]
-	res := &batchNormResult{}
+	// The result is the kernel's: the caller reads it before the next run.
+	res := &k.res
+	*res = batchNormResult{}
 	if k.training {
 		bm, bv, err := batchStats(x, n, features, inner)
 		if err != nil {
@@ -144,20 +150,30 @@ func batchStats(x *onnx.Tensor, n, features, inner int) ([]float64, []float64, e
 // scaleShiftPlanes writes y = x*a[f] + b[f] for X seen as [n, features,
 // inner], planes spread over goroutines.
 func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner, threads int) {
-	par.For(n*features, threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			f := p % features
-			av, bv := T(a[f]), T(b[f])
-			src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
-			if s, ok := any(src).([]float32); ok {
-				vec.ScaleShift(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
-				continue
-			}
-			for i, v := range src {
-				dst[i] = v*av + bv
-			}
-		}
+	planes, minPlanes := n*features, max(1, par.Grain/max(inner, 1))
+	if par.Chunks(planes, threads, minPlanes) == 1 {
+		scaleShiftPlaneRange(y, x, a, b, features, inner, 0, planes) // no closure for For to allocate
+		return
+	}
+	par.For(planes, threads, minPlanes, func(lo, hi int) {
+		scaleShiftPlaneRange(y, x, a, b, features, inner, lo, hi)
 	})
+}
+
+// scaleShiftPlaneRange is scaleShiftPlanes over planes [lo, hi).
+func scaleShiftPlaneRange[T floatElem](y, x []T, a, b []float64, features, inner, lo, hi int) {
+	for p := lo; p < hi; p++ {
+		f := p % features
+		av, bv := T(a[f]), T(b[f])
+		src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
+		if s, ok := any(src).([]float32); ok {
+			vec.ScaleShift(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
+			continue
+		}
+		for i, v := range src {
+			dst[i] = v*av + bv
+		}
+	}
 }
 
 // VisitBatchNormalization compiles BatchNormalization at every version:
