@@ -32,6 +32,9 @@ type batchNormKernel struct {
 	a, b         []float64    // per-feature multiplier and offset
 	params       [4][]float64 // scale, B, mean and var widened, kept for their storage
 	res          batchNormResult
+	// task is the parallel path's *scaleShiftTask of the element type
+	// last run, kept so that handing it to the workers allocates nothing.
+	task any
 }
 
 // batchNormResult holds the statistics a training run outputs.
@@ -102,13 +105,13 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 	out := k.out.tensor(x.Type, x.Shape)
 	switch xd := x.Data.(type) {
 	case []float32:
-		scaleShiftPlanes(out.Data.([]float32), xd, a, b, n, features, inner, k.threads)
+		scaleShiftPlanes(out.Data.([]float32), xd, a, b, n, features, inner, k.threads, taskOf[scaleShiftTask[float32]](&k.task))
 	case []float64:
-		scaleShiftPlanes(out.Data.([]float64), xd, a, b, n, features, inner, k.threads)
+		scaleShiftPlanes(out.Data.([]float64), xd, a, b, n, features, inner, k.threads, taskOf[scaleShiftTask[float64]](&k.task))
 	case []onnx.F16, []onnx.BF16:
 		wx, _ := widenToFloat32(k.wideX.get(x.Len()), x.Data)
 		wy := k.wideY.get(out.Len())
-		scaleShiftPlanes(wy, wx, a, b, n, features, inner, k.threads)
+		scaleShiftPlanes(wy, wx, a, b, n, features, inner, k.threads, taskOf[scaleShiftTask[float32]](&k.task))
 		if err := narrowFromFloat32(out.Data, wy); err != nil {
 			return nil, err
 		}
@@ -149,15 +152,29 @@ func batchStats(x *onnx.Tensor, n, features, inner int) ([]float64, []float64, e
 
 // scaleShiftPlanes writes y = x*a[f] + b[f] for X seen as [n, features,
 // inner], planes spread over goroutines.
-func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner, threads int) {
+// Large tensors are split over the workers through task, the caller's.
+func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner, threads int, task *scaleShiftTask[T]) {
 	planes, minPlanes := n*features, max(1, par.Grain/max(inner, 1))
-	if par.Chunks(planes, threads, minPlanes) == 1 {
-		scaleShiftPlaneRange(y, x, a, b, features, inner, 0, planes) // no closure for For to allocate
+	chunks := par.Chunks(planes, threads, minPlanes)
+	if chunks == 1 {
+		scaleShiftPlaneRange(y, x, a, b, features, inner, 0, planes)
 		return
 	}
-	par.For(planes, threads, minPlanes, func(lo, hi int) {
-		scaleShiftPlaneRange(y, x, a, b, features, inner, lo, hi)
-	})
+	*task = scaleShiftTask[T]{y: y, x: x, a: a, b: b, features: features, inner: inner, planes: planes, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = scaleShiftTask[T]{} // hold no tensors between runs
+}
+
+// scaleShiftTask is scaleShiftPlanes's parallel work: worker w takes the
+// w-th of chunks equal runs of planes.
+type scaleShiftTask[T floatElem] struct {
+	y, x                            []T
+	a, b                            []float64
+	features, inner, planes, chunks int
+}
+
+func (t *scaleShiftTask[T]) Work(w int) {
+	scaleShiftPlaneRange(t.y, t.x, t.a, t.b, t.features, t.inner, w*t.planes/t.chunks, (w+1)*t.planes/t.chunks)
 }
 
 // scaleShiftPlaneRange is scaleShiftPlanes over planes [lo, hi).

@@ -45,6 +45,7 @@ type poolKernel struct {
 	planIn   []int
 	lastPlan *poolPlan
 	outShape []int
+	task     any // pool2D's parallel task (taskOf)
 }
 
 // poolPlan is the geometry of one call, with the per-dimension tables the

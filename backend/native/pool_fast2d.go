@@ -92,12 +92,31 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 	f := &pl.fast
 	work := pl.planes * f.OH
 	grain := max(1, par.Grain/max(1, f.OW*f.g.KernelSize()))
-	if par.Chunks(work, k.threads, grain) == 1 {
-		pool2DRange(k, pl, y, x, idx, 0, work) // no closure for For to allocate
+	chunks := par.Chunks(work, k.threads, grain)
+	if chunks == 1 {
+		pool2DRange(k, pl, y, x, idx, 0, work)
 		return true
 	}
-	par.For(work, k.threads, grain, func(lo, hi int) { pool2DRange(k, pl, y, x, idx, lo, hi) })
+	// The kernel's task, so that the parallel path allocates nothing.
+	task := taskOf[pool2DTask[T]](&k.task)
+	*task = pool2DTask[T]{k: k, pl: pl, y: y, x: x, idx: idx, work: work, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = pool2DTask[T]{} // hold no tensors between runs
 	return true
+}
+
+// pool2DTask is pool2D's parallel work: worker w takes the w-th of chunks
+// equal runs of the (plane, output row) tasks.
+type pool2DTask[T float32 | float64 | int8 | uint8] struct {
+	k            *poolKernel
+	pl           *poolPlan
+	y, x         []T
+	idx          []int64
+	work, chunks int
+}
+
+func (t *pool2DTask[T]) Work(w int) {
+	pool2DRange(t.k, t.pl, t.y, t.x, t.idx, w*t.work/t.chunks, (w+1)*t.work/t.chunks)
 }
 
 // pool2DRange runs pool2D's (plane, output row) tasks [lo, hi).
