@@ -42,6 +42,7 @@ type arithKernel struct {
 	threads int
 	out     outputBuffer
 	shape   []int // the output shape of the last run, kept for its storage
+	task    any   // arith's parallel task (taskOf)
 	wideA   float32Scratch
 	wideB   float32Scratch
 	wideOut float32Scratch
@@ -70,30 +71,30 @@ func (k *arithKernel) computeInto(a *onnx.Tensor, aShape []int, b *onnx.Tensor, 
 	var err error
 	switch ad := a.Data.(type) {
 	case []float32:
-		err = arith(k.op, k.threads, out.Data.([]float32), ad, aShape, b.Data.([]float32), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]float32), ad, aShape, b.Data.([]float32), bShape, outShape)
 	case []float64:
-		err = arith(k.op, k.threads, out.Data.([]float64), ad, aShape, b.Data.([]float64), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]float64), ad, aShape, b.Data.([]float64), bShape, outShape)
 	case []int8:
-		err = arith(k.op, k.threads, out.Data.([]int8), ad, aShape, b.Data.([]int8), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int8), ad, aShape, b.Data.([]int8), bShape, outShape)
 	case []int16:
-		err = arith(k.op, k.threads, out.Data.([]int16), ad, aShape, b.Data.([]int16), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int16), ad, aShape, b.Data.([]int16), bShape, outShape)
 	case []int32:
-		err = arith(k.op, k.threads, out.Data.([]int32), ad, aShape, b.Data.([]int32), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int32), ad, aShape, b.Data.([]int32), bShape, outShape)
 	case []int64:
-		err = arith(k.op, k.threads, out.Data.([]int64), ad, aShape, b.Data.([]int64), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int64), ad, aShape, b.Data.([]int64), bShape, outShape)
 	case []uint8:
-		err = arith(k.op, k.threads, out.Data.([]uint8), ad, aShape, b.Data.([]uint8), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint8), ad, aShape, b.Data.([]uint8), bShape, outShape)
 	case []uint16:
-		err = arith(k.op, k.threads, out.Data.([]uint16), ad, aShape, b.Data.([]uint16), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint16), ad, aShape, b.Data.([]uint16), bShape, outShape)
 	case []uint32:
-		err = arith(k.op, k.threads, out.Data.([]uint32), ad, aShape, b.Data.([]uint32), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint32), ad, aShape, b.Data.([]uint32), bShape, outShape)
 	case []uint64:
-		err = arith(k.op, k.threads, out.Data.([]uint64), ad, aShape, b.Data.([]uint64), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint64), ad, aShape, b.Data.([]uint64), bShape, outShape)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
 		wout := k.wideOut.get(out.Len())
-		if err = arith(k.op, k.threads, wout, wa, aShape, wb, bShape, outShape); err == nil {
+		if err = arith(k.op, k.threads, &k.task, wout, wa, aShape, wb, bShape, outShape); err == nil {
 			err = narrowFromFloat32(out.Data, wout)
 		}
 	default:
@@ -110,7 +111,11 @@ func (k *arithKernel) computeInto(a *onnx.Tensor, aShape []int, b *onnx.Tensor, 
 // truncates toward zero, as ONNX's reference does (numpy division followed
 // by a cast), and division by zero is an error rather than Go's run-time
 // panic.
-func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, bShape, outShape []int) error {
+//
+// task, when not nil, is the caller's slot for the parallel path's task
+// (taskOf), so that a kernel's large same-shape or scalar operations hand
+// the workers a task it keeps instead of a new one.
+func arith[T numeric](op arithOp, threads int, task *any, dst, a []T, aShape []int, b []T, bShape, outShape []int) error {
 	if op == opDiv && isIntegerSlice(b) {
 		for _, v := range b {
 			if v == 0 {
@@ -122,28 +127,14 @@ func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, 
 	switch {
 	case n == 0:
 		return nil
-	case len(a) == n && len(b) == n && par.Chunks(n, threads, par.Grain) == 1:
-		// Serial paths call the loop directly: the closures below, handed
-		// to other goroutines, would be allocated.
-		arithRow(op, dst, a, 1, b, 1)
-	case len(a) == n && len(b) == 1 && par.Chunks(n, threads, par.Grain) == 1:
-		arithRow(op, dst, a, 1, b, 0)
-	case len(a) == 1 && len(b) == n && par.Chunks(n, threads, par.Grain) == 1:
-		arithRow(op, dst, a, 0, b, 1)
 	case len(a) == n && len(b) == n:
 		// Same element count as the output means neither operand is
 		// broadcast (a size-1 dimension can only repeat one element).
-		par.For(n, threads, par.Grain, func(lo, hi int) {
-			arithRow(op, dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1)
-		})
+		arithSpread(op, threads, task, dst, a, 1, b, 1)
 	case len(a) == n && len(b) == 1:
-		par.For(n, threads, par.Grain, func(lo, hi int) {
-			arithRow(op, dst[lo:hi], a[lo:hi], 1, b, 0)
-		})
+		arithSpread(op, threads, task, dst, a, 1, b, 0)
 	case len(a) == 1 && len(b) == n:
-		par.For(n, threads, par.Grain, func(lo, hi int) {
-			arithRow(op, dst[lo:hi], a, 0, b[lo:hi], 1)
-		})
+		arithSpread(op, threads, task, dst, a, 0, b, 1)
 	default:
 		walk := newBroadcastWalk(outShape, aShape, bShape)
 		rl := walk.rowLen()
@@ -157,6 +148,46 @@ func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, 
 		})
 	}
 	return nil
+}
+
+// arithSpread computes dst[i] = a[i*sa] op b[i*sb] (strides 0 or 1),
+// split over the workers when large.
+func arithSpread[T numeric](op arithOp, threads int, slot *any, dst, a []T, sa int, b []T, sb int) {
+	n := len(dst)
+	chunks := par.Chunks(n, threads, par.Grain)
+	if chunks == 1 {
+		arithRow(op, dst, a, sa, b, sb)
+		return
+	}
+	var t *arithTask[T]
+	if slot != nil {
+		t = taskOf[arithTask[T]](slot)
+	} else {
+		t = new(arithTask[T])
+	}
+	*t = arithTask[T]{op: op, dst: dst, a: a, b: b, sa: sa, sb: sb, n: n, chunks: chunks}
+	par.Spread(chunks, t)
+	*t = arithTask[T]{} // hold no tensors between runs
+}
+
+// arithTask is arithSpread's parallel work: worker w computes the w-th of
+// chunks equal runs of dst; an operand with stride 0 is one element.
+type arithTask[T numeric] struct {
+	op                arithOp
+	dst, a, b         []T
+	sa, sb, n, chunks int
+}
+
+func (t *arithTask[T]) Work(w int) {
+	lo, hi := w*t.n/t.chunks, (w+1)*t.n/t.chunks
+	a, b := t.a, t.b
+	if t.sa == 1 {
+		a = a[lo:hi]
+	}
+	if t.sb == 1 {
+		b = b[lo:hi]
+	}
+	arithRow(t.op, t.dst[lo:hi], a, t.sa, b, t.sb)
 }
 
 // arithWalkParallel is arith's broadcasting walk split over goroutines; a
