@@ -41,6 +41,8 @@ type arithKernel struct {
 	op      arithOp
 	threads int
 	out     outputBuffer
+	shape   []int // the output shape of the last run, kept for its storage
+	task    any   // arith's parallel task (taskOf)
 	wideA   float32Scratch
 	wideB   float32Scratch
 	wideOut float32Scratch
@@ -51,10 +53,11 @@ func (k *arithKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 	if a.Type != b.Type {
 		return nil, fmt.Errorf("operands have different types %v and %v", a.Type, b.Type)
 	}
-	shape, err := broadcastShapes(a.Shape, b.Shape)
+	shape, err := broadcastShapesInto(k.shape, a.Shape, b.Shape)
 	if err != nil {
 		return nil, err
 	}
+	k.shape = shape
 	return k.computeInto(a, a.Shape, b, b.Shape, shape)
 }
 
@@ -68,30 +71,30 @@ func (k *arithKernel) computeInto(a *onnx.Tensor, aShape []int, b *onnx.Tensor, 
 	var err error
 	switch ad := a.Data.(type) {
 	case []float32:
-		err = arith(k.op, k.threads, out.Data.([]float32), ad, aShape, b.Data.([]float32), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]float32), ad, aShape, b.Data.([]float32), bShape, outShape)
 	case []float64:
-		err = arith(k.op, k.threads, out.Data.([]float64), ad, aShape, b.Data.([]float64), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]float64), ad, aShape, b.Data.([]float64), bShape, outShape)
 	case []int8:
-		err = arith(k.op, k.threads, out.Data.([]int8), ad, aShape, b.Data.([]int8), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int8), ad, aShape, b.Data.([]int8), bShape, outShape)
 	case []int16:
-		err = arith(k.op, k.threads, out.Data.([]int16), ad, aShape, b.Data.([]int16), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int16), ad, aShape, b.Data.([]int16), bShape, outShape)
 	case []int32:
-		err = arith(k.op, k.threads, out.Data.([]int32), ad, aShape, b.Data.([]int32), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int32), ad, aShape, b.Data.([]int32), bShape, outShape)
 	case []int64:
-		err = arith(k.op, k.threads, out.Data.([]int64), ad, aShape, b.Data.([]int64), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]int64), ad, aShape, b.Data.([]int64), bShape, outShape)
 	case []uint8:
-		err = arith(k.op, k.threads, out.Data.([]uint8), ad, aShape, b.Data.([]uint8), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint8), ad, aShape, b.Data.([]uint8), bShape, outShape)
 	case []uint16:
-		err = arith(k.op, k.threads, out.Data.([]uint16), ad, aShape, b.Data.([]uint16), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint16), ad, aShape, b.Data.([]uint16), bShape, outShape)
 	case []uint32:
-		err = arith(k.op, k.threads, out.Data.([]uint32), ad, aShape, b.Data.([]uint32), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint32), ad, aShape, b.Data.([]uint32), bShape, outShape)
 	case []uint64:
-		err = arith(k.op, k.threads, out.Data.([]uint64), ad, aShape, b.Data.([]uint64), bShape, outShape)
+		err = arith(k.op, k.threads, &k.task, out.Data.([]uint64), ad, aShape, b.Data.([]uint64), bShape, outShape)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
 		wout := k.wideOut.get(out.Len())
-		if err = arith(k.op, k.threads, wout, wa, aShape, wb, bShape, outShape); err == nil {
+		if err = arith(k.op, k.threads, &k.task, wout, wa, aShape, wb, bShape, outShape); err == nil {
 			err = narrowFromFloat32(out.Data, wout)
 		}
 	default:
@@ -108,7 +111,11 @@ func (k *arithKernel) computeInto(a *onnx.Tensor, aShape []int, b *onnx.Tensor, 
 // truncates toward zero, as ONNX's reference does (numpy division followed
 // by a cast), and division by zero is an error rather than Go's run-time
 // panic.
-func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, bShape, outShape []int) error {
+//
+// task, when not nil, is the caller's slot for the parallel path's task
+// (taskOf), so that a kernel's large same-shape or scalar operations hand
+// the workers a task it keeps instead of a new one.
+func arith[T numeric](op arithOp, threads int, task *any, dst, a []T, aShape []int, b []T, bShape, outShape []int) error {
 	if op == opDiv && isIntegerSlice(b) {
 		for _, v := range b {
 			if v == 0 {
@@ -116,33 +123,83 @@ func arith[T numeric](op arithOp, threads int, dst, a []T, aShape []int, b []T, 
 			}
 		}
 	}
+	n := len(dst)
 	switch {
-	case len(dst) == 0:
+	case n == 0:
 		return nil
-	case len(a) == len(dst) && len(b) == len(dst):
+	case len(a) == n && len(b) == n:
 		// Same element count as the output means neither operand is
 		// broadcast (a size-1 dimension can only repeat one element).
-		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
-			arithRow(op, dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1)
-		})
-	case len(a) == len(dst) && len(b) == 1:
-		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
-			arithRow(op, dst[lo:hi], a[lo:hi], 1, b, 0)
-		})
-	case len(a) == 1 && len(b) == len(dst):
-		par.For(len(dst), threads, par.Grain, func(lo, hi int) {
-			arithRow(op, dst[lo:hi], a, 0, b[lo:hi], 1)
-		})
+		arithSpread(op, threads, task, dst, a, 1, b, 1)
+	case len(a) == n && len(b) == 1:
+		arithSpread(op, threads, task, dst, a, 1, b, 0)
+	case len(a) == 1 && len(b) == n:
+		arithSpread(op, threads, task, dst, a, 0, b, 1)
 	default:
-		walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape))
-		n, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		par.For(walk.rows(), threads, max(1, par.Grain/n), func(lo, hi int) {
-			walk.forRows(lo, hi, func(row int, off []int) {
-				arithRow(op, dst[row*n:(row+1)*n], a[off[0]:], sa, b[off[1]:], sb)
-			})
+		walk := newBroadcastWalk(outShape, aShape, bShape)
+		rl := walk.rowLen()
+		if minRows := max(1, par.Grain/rl); par.Chunks(walk.rows(), threads, minRows) > 1 {
+			arithWalkParallel(op, threads, minRows, walk, dst, a, b)
+			return nil
+		}
+		sa, sb := walk.rowStride(0), walk.rowStride(1)
+		walk.forEachRow(func(row int, off walkOffsets) {
+			arithRow(op, dst[row*rl:(row+1)*rl], a[off[0]:], sa, b[off[1]:], sb)
 		})
 	}
 	return nil
+}
+
+// arithSpread computes dst[i] = a[i*sa] op b[i*sb] (strides 0 or 1),
+// split over the workers when large.
+func arithSpread[T numeric](op arithOp, threads int, slot *any, dst, a []T, sa int, b []T, sb int) {
+	n := len(dst)
+	chunks := par.Chunks(n, threads, par.Grain)
+	if chunks == 1 {
+		arithRow(op, dst, a, sa, b, sb)
+		return
+	}
+	var t *arithTask[T]
+	if slot != nil {
+		t = taskOf[arithTask[T]](slot)
+	} else {
+		t = new(arithTask[T])
+	}
+	*t = arithTask[T]{op: op, dst: dst, a: a, b: b, sa: sa, sb: sb, n: n, chunks: chunks}
+	par.Spread(chunks, t)
+	*t = arithTask[T]{} // hold no tensors between runs
+}
+
+// arithTask is arithSpread's parallel work: worker w computes the w-th of
+// chunks equal runs of dst; an operand with stride 0 is one element.
+type arithTask[T numeric] struct {
+	op                arithOp
+	dst, a, b         []T
+	sa, sb, n, chunks int
+}
+
+func (t *arithTask[T]) Work(w int) {
+	lo, hi := w*t.n/t.chunks, (w+1)*t.n/t.chunks
+	a, b := t.a, t.b
+	if t.sa == 1 {
+		a = a[lo:hi]
+	}
+	if t.sb == 1 {
+		b = b[lo:hi]
+	}
+	arithRow(t.op, t.dst[lo:hi], a, t.sa, b, t.sb)
+}
+
+// arithWalkParallel is arith's broadcasting walk split over goroutines; a
+// function of its own so that the walk moves to the heap (captured by
+// For's closure) only on this path.
+func arithWalkParallel[T numeric](op arithOp, threads, minRows int, walk stridedWalk, dst, a, b []T) {
+	n, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
+	par.For(walk.rows(), threads, minRows, func(lo, hi int) {
+		walk.forRows(lo, hi, func(row int, off walkOffsets) {
+			arithRow(op, dst[row*n:(row+1)*n], a[off[0]:], sa, b[off[1]:], sb)
+		})
+	})
 }
 
 // isIntegerSlice reports whether T is an integer type, by a property of its

@@ -23,3 +23,16 @@ func (b *outputBuffer) tensor(typ onnx.DataType, shape []int) *onnx.Tensor {
 	b.t = onnx.NewTensor(typ, shape...)
 	return b.t
 }
+
+// taskOf returns the *T held in slot, making it on first use (or when the
+// slot holds a task for another element type). Kernels keep their parallel
+// paths' tasks this way: a task handed to par.Spread escapes to the
+// workers, so a task built per run would be allocated per run.
+func taskOf[T any](slot *any) *T {
+	if t, ok := (*slot).(*T); ok {
+		return t
+	}
+	t := new(T)
+	*slot = t
+	return t
+}

@@ -24,6 +24,12 @@ const elemGrain = par.Grain / 8
 // elemMap writes dst[i] = f(src[i]).
 func elemMap[I, O any](threads int, dst []O, src []I, f func(I) O) {
 	dst = dst[:len(src)]
+	if par.Chunks(len(src), threads, elemGrain) == 1 {
+		for i, v := range src {
+			dst[i] = f(v)
+		}
+		return
+	}
 	par.For(len(src), threads, elemGrain, func(lo, hi int) {
 		s, d := src[lo:hi], dst[lo:hi]
 		for i, v := range s {
@@ -67,8 +73,15 @@ func elemBroadcast2[A, B, O any](threads int, dst []O, a []A, aShape []int, b []
 // operator with a hot loop can write it without a call per element.
 func elemBroadcastRows[A, B, O any](threads int, dst []O, a []A, aShape []int, b []B, bShape []int, outShape []int, row func(d []O, x []A, sx int, y []B, sy int)) {
 	n := len(dst)
+	serial := par.Chunks(n, threads, elemGrain) == 1 // build no closure for For
 	switch {
 	case n == 0:
+	case len(a) == n && len(b) == n && serial:
+		row(dst, a, 1, b, 1)
+	case len(a) == n && len(b) == 1 && serial:
+		row(dst, a, 1, b, 0)
+	case len(a) == 1 && len(b) == n && serial:
+		row(dst, a, 0, b, 1)
 	case len(a) == n && len(b) == n:
 		par.For(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a[lo:hi], 1, b[lo:hi], 1) })
 	case len(a) == n && len(b) == 1:
@@ -76,14 +89,29 @@ func elemBroadcastRows[A, B, O any](threads int, dst []O, a []A, aShape []int, b
 	case len(a) == 1 && len(b) == n:
 		par.For(n, threads, elemGrain, func(lo, hi int) { row(dst[lo:hi], a, 0, b[lo:hi], 1) })
 	default:
-		walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape))
-		rl, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		par.For(walk.rows(), threads, max(1, elemGrain/rl), func(lo, hi int) {
-			walk.forRows(lo, hi, func(r int, off []int) {
-				row(dst[r*rl:(r+1)*rl], a[off[0]:], sa, b[off[1]:], sb)
-			})
+		walk := newBroadcastWalk(outShape, aShape, bShape)
+		rl := walk.rowLen()
+		if minRows := max(1, elemGrain/rl); par.Chunks(walk.rows(), threads, minRows) > 1 {
+			elemWalkRowsParallel(threads, minRows, walk, dst, a, b, row)
+			return
+		}
+		sa, sb := walk.rowStride(0), walk.rowStride(1)
+		walk.forEachRow(func(r int, off walkOffsets) {
+			row(dst[r*rl:(r+1)*rl], a[off[0]:], sa, b[off[1]:], sb)
 		})
 	}
+}
+
+// elemWalkRowsParallel is elemBroadcastRows's walk split over goroutines,
+// in a function of its own so that only this path moves the walk to the
+// heap (captured by For's closure).
+func elemWalkRowsParallel[A, B, O any](threads, minRows int, walk stridedWalk, dst []O, a []A, b []B, row func(d []O, x []A, sx int, y []B, sy int)) {
+	rl, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
+	par.For(walk.rows(), threads, minRows, func(lo, hi int) {
+		walk.forRows(lo, hi, func(r int, off walkOffsets) {
+			row(dst[r*rl:(r+1)*rl], a[off[0]:], sa, b[off[1]:], sb)
+		})
+	})
 }
 
 // elemBroadcast3 is elemBroadcast2 for three operands (Where).
@@ -101,10 +129,15 @@ func elemBroadcast3[A, B, C, O any](threads int, dst []O, a []A, aShape []int, b
 		})
 		return
 	}
-	walk := newStridedWalk(outShape, broadcastStrides(aShape, outShape), broadcastStrides(bShape, outShape), broadcastStrides(cShape, outShape))
+	walk := newBroadcastWalk(outShape, aShape, bShape, cShape)
+	elemWalk3(threads, walk, dst, a, b, c, f)
+}
+
+// elemWalk3 runs elemBroadcast3's walk, split over goroutines when large.
+func elemWalk3[A, B, C, O any](threads int, walk stridedWalk, dst []O, a []A, b []B, c []C, f func(A, B, C) O) {
 	rl, sa, sb, sc := walk.rowLen(), walk.rowStride(0), walk.rowStride(1), walk.rowStride(2)
 	par.For(walk.rows(), threads, max(1, elemGrain/rl), func(lo, hi int) {
-		walk.forRows(lo, hi, func(row int, off []int) {
+		walk.forRows(lo, hi, func(row int, off walkOffsets) {
 			d := dst[row*rl : (row+1)*rl]
 			ia, ib, ic := off[0], off[1], off[2]
 			for i := range d {

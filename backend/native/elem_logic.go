@@ -419,6 +419,7 @@ type clipKernel struct {
 	threads int
 	out     outputBuffer
 	wide    elemWide
+	task    any // clipRun's parallel task (taskOf)
 }
 
 // compute clamps x. lo and hi are scalar tensors of x's type, or nil; a
@@ -503,28 +504,60 @@ func clipRun[T numeric](k *clipKernel, dst, x []T, lo, hi *onnx.Tensor) {
 	if hasHi {
 		h = hi.Data.([]T)[0]
 	}
+	n := len(x)
+	chunks := par.Chunks(n, k.threads, elemGrain)
+	if chunks == 1 {
+		clipRange(dst[:n], x, l, h, hasLo, hasHi)
+		return
+	}
+	// The kernel's task, so that the parallel path allocates nothing.
+	task := taskOf[clipTask[T]](&k.task)
+	*task = clipTask[T]{dst: dst, x: x, l: l, h: h, hasLo: hasLo, hasHi: hasHi, n: n, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = clipTask[T]{} // hold no tensors between runs
+}
+
+// clipRange clips x into dst (of x's length) to [l, h], each bound only
+// when present; a NaN stays NaN.
+func clipRange[T numeric](dst, x []T, l, h T, hasLo, hasHi bool) {
 	switch {
 	case hasLo && hasHi && isFloat32(x):
-		d, s := any(dst).([]float32), any(x).([]float32)
-		lo, hi := any(l).(float32), any(h).(float32)
-		par.For(len(s), k.threads, elemGrain, func(i, j int) { vec.Clip(d[i:j], s[i:j], lo, hi) })
+		vec.Clip(any(dst).([]float32), any(x).([]float32), any(l).(float32), any(h).(float32))
 	case hasLo && hasHi:
-		elemMap(k.threads, dst, x, func(v T) T {
+		for i, v := range x {
 			if v < l {
 				v = l
 			}
 			if v > h {
 				v = h
 			}
-			return v
-		})
+			dst[i] = v
+		}
 	case hasLo:
-		elemMap(k.threads, dst, x, func(v T) T { return max(v, l) })
+		for i, v := range x {
+			dst[i] = max(v, l)
+		}
 	case hasHi:
-		elemMap(k.threads, dst, x, func(v T) T { return min(v, h) })
+		for i, v := range x {
+			dst[i] = min(v, h)
+		}
 	default:
 		copy(dst, x)
 	}
+}
+
+// clipTask is clipRun's parallel work: worker w clips the w-th of chunks
+// equal runs of x.
+type clipTask[T numeric] struct {
+	dst, x       []T
+	l, h         T
+	hasLo, hasHi bool
+	n, chunks    int
+}
+
+func (t *clipTask[T]) Work(w int) {
+	lo, hi := w*t.n/t.chunks, (w+1)*t.n/t.chunks
+	clipRange(t.dst[lo:hi], t.x[lo:hi], t.l, t.h, t.hasLo, t.hasHi)
 }
 
 // VisitClip compiles Clip: bounds are attributes before version 11

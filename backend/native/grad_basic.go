@@ -115,7 +115,7 @@ func arithGradTyped[T floatElem](k *arithGrad, g *gradState, gy *onnx.Tensor, gy
 		w := newStridedWalk(out, rowMajorStrides(out), broadcastStrides(a.Shape, out), broadcastStrides(bShape, out))
 		n := w.rowLen()
 		so, sa, sb := w.rowStride(0), w.rowStride(1), w.rowStride(2)
-		w.forEachRow(func(_ int, off []int) {
+		w.forEachRow(func(_ int, off walkOffsets) {
 			for i := range n {
 				o, av, bv := off[0]+i*so, ad[off[1]+i*sa], bd[off[2]+i*sb]
 				switch {

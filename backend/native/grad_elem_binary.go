@@ -42,7 +42,7 @@ func (p *gelemPlan) start(out, a, b []int) bool {
 		p.out, p.a, p.b = append(p.out[:0], out...), append(p.a[:0], a...), append(p.b[:0], b...)
 		p.w = newStridedWalk(out, broadcastStrides(a, out), broadcastStrides(b, out))
 		p.n, p.sa, p.sb, p.rows = p.w.rowLen(), p.w.rowStride(0), p.w.rowStride(1), p.w.rows()
-		p.counter = make([]int, len(p.w.dims)-1)
+		p.counter = make([]int, p.w.rank-1)
 		p.planned = true
 	}
 	clear(p.counter)
@@ -57,17 +57,18 @@ func (p *gelemPlan) next() bool {
 		return false
 	}
 	p.o = p.row * p.n
-	outer := p.w.dims[:len(p.w.dims)-1]
-	sa, sb := p.w.strides[0], p.w.strides[1]
-	for d := len(outer) - 1; d >= 0; d-- {
+	w := &p.w
+	for d := w.rank - 2; d >= 0; d-- {
 		p.counter[d]++
-		p.ia += sa[d]
-		p.ib += sb[d]
-		if p.counter[d] < outer[d] {
+		sa, sb := w.stride(0, d), w.stride(1, d)
+		p.ia += sa
+		p.ib += sb
+		size := w.dim(d)
+		if p.counter[d] < size {
 			break
 		}
-		p.ia -= sa[d] * outer[d]
-		p.ib -= sb[d] * outer[d]
+		p.ia -= sa * size
+		p.ib -= sb * size
 		p.counter[d] = 0
 	}
 	return true

@@ -118,7 +118,7 @@ func gradReduceWalk[T floatElem](k *gradReduceKernel, w stridedWalk, count int, 
 		for i := range k.nonZero {
 			k.nonZero[i] = 1
 		}
-		w.forEachRow(func(_ int, off []int) {
+		w.forEachRow(func(_ int, off walkOffsets) {
 			for i := range n {
 				v, o := x[off[0]+i*xs], off[1]+i*ys
 				if v == 0 {
@@ -130,7 +130,7 @@ func gradReduceWalk[T floatElem](k *gradReduceKernel, w stridedWalk, count int, 
 		})
 	}
 	inv := 1 / T(count)
-	w.forEachRow(func(_ int, off []int) {
+	w.forEachRow(func(_ int, off walkOffsets) {
 		xo, yo := off[0], off[1]
 		switch op {
 		case redSum:

@@ -28,7 +28,7 @@ func gradStridedAdd[T floatElem](dst []T, dv stridedView, src []T, sv stridedVie
 	}
 	w := newStridedWalk(shape, dv.strides, sv.strides)
 	n, ds, ss := w.rowLen(), w.rowStride(0), w.rowStride(1)
-	w.forEachRow(func(_ int, off []int) {
+	w.forEachRow(func(_ int, off walkOffsets) {
 		d, s := dv.offset+off[0], sv.offset+off[1]
 		if ds == 0 {
 			var acc T
@@ -551,7 +551,7 @@ func gradPadRemainder[T floatElem](src []T, win stridedView, shape []int) float6
 	}
 	w := newStridedWalk(shape, win.strides)
 	n, s := w.rowLen(), w.rowStride(0)
-	w.forEachRow(func(_ int, off []int) {
+	w.forEachRow(func(_ int, off walkOffsets) {
 		for i := range n {
 			total -= float64(src[win.offset+off[0]+i*s])
 		}

@@ -56,7 +56,7 @@ func sumToShape[T floatElem](dst []T, dstShape []int, src []T, srcShape []int) {
 	}
 	w := newStridedWalk(srcShape, rowMajorStrides(srcShape), broadcastStrides(dstShape, srcShape))
 	n, ss, ds := w.rowLen(), w.rowStride(0), w.rowStride(1)
-	w.forEachRow(func(_ int, off []int) {
+	w.forEachRow(func(_ int, off walkOffsets) {
 		s, d := off[0], off[1]
 		if ds == 0 {
 			var acc T

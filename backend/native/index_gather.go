@@ -17,6 +17,16 @@ import (
 // gatherPlan returns Gather's output shape and the source offsets of its
 // blocks (each block is the part of data after axis).
 func gatherPlan(shape []int, axis int64, indices *onnx.Tensor) ([]int, []int, int, error) {
+	return gatherPlanInto(&gatherScratch{}, shape, axis, indices)
+}
+
+// gatherScratch holds gatherPlan's slices between runs of a kernel.
+type gatherScratch struct {
+	wrapped, out, offs []int
+}
+
+// gatherPlanInto is gatherPlan with its slices in sc's storage.
+func gatherPlanInto(sc *gatherScratch, shape []int, axis int64, indices *onnx.Tensor) ([]int, []int, int, error) {
 	if len(shape) == 0 {
 		return nil, nil, 0, fmt.Errorf("cannot gather from a scalar")
 	}
@@ -30,20 +40,22 @@ func gatherPlan(shape []int, axis int64, indices *onnx.Tensor) ([]int, []int, in
 	}
 	dim := shape[a]
 	outer, inner := shapeProd(shape[:a]), shapeProd(shape[a+1:])
-	wrapped := make([]int, len(idx))
+	wrapped := scratchOf(&sc.wrapped, len(idx))
 	for i, v := range idx {
 		if wrapped[i], err = shapeWrapIndex(v, dim, "index"); err != nil {
 			return nil, nil, 0, fmt.Errorf("%w (axis %d has size %d)", err, a, dim)
 		}
 	}
-	out := slices.Concat(shape[:a], indices.Shape, shape[a+1:])
-	offs := make([]int, 0, outer*len(wrapped))
+	out := append(append(append(sc.out[:0], shape[:a]...), indices.Shape...), shape[a+1:]...)
+	offs := slices.Grow(sc.offs[:0], outer*len(wrapped))
+	sc.out = out
 	for o := range outer {
 		base := o * dim * inner
 		for _, w := range wrapped {
 			offs = append(offs, base+w*inner)
 		}
 	}
+	sc.offs = offs
 	return out, offs, inner, nil
 }
 
@@ -87,8 +99,9 @@ func (b *builder) gather(data, indices, output string, plan func(t, it *onnx.Ten
 // VisitGather compiles Gather (every version: negative indices wrap).
 func (b *builder) VisitGather(op *ops.Gather) error {
 	axis := op.Axis
+	sc := new(gatherScratch) // the plan's slices, reused while the node runs
 	return b.gather(op.In.Data, op.In.Indices, op.Out.Output, func(t, it *onnx.Tensor) ([]int, []int, int, error) {
-		return gatherPlan(t.Shape, axis, it)
+		return gatherPlanInto(sc, t.Shape, axis, it)
 	})
 }
 

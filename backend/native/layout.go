@@ -93,7 +93,7 @@ func stridedCopyTyped[T any](dst []T, dv stridedView, srcAny any, sv stridedView
 	}
 	walk := newStridedWalk(shape, dv.strides, sv.strides)
 	n, ds, ss := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-	walk.forEachRow(func(_ int, off []int) {
+	walk.forEachRow(func(_ int, off walkOffsets) {
 		d, s := dst[dv.offset+off[0]:], src[sv.offset+off[1]:]
 		if ds == 1 && ss == 1 {
 			copy(d[:n], s[:n])
@@ -109,8 +109,14 @@ func stridedCopyTyped[T any](dst []T, dv stridedView, srcAny any, sv stridedView
 // transposeShape checks a permutation (nil or empty: reverse the axes) and
 // returns it with the transposed shape.
 func transposeShape(shape []int, perm []int64) ([]int, []int, error) {
+	return transposeShapeInto(nil, nil, shape, perm)
+}
+
+// transposeShapeInto is transposeShape writing the permutation into pDst's
+// storage and the shape into outDst's.
+func transposeShapeInto(pDst, outDst, shape []int, perm []int64) ([]int, []int, error) {
 	rank := len(shape)
-	p := make([]int, rank)
+	p := slices.Grow(pDst[:0], rank)[:rank]
 	if len(perm) == 0 {
 		for i := range p {
 			p[i] = rank - 1 - i
@@ -119,37 +125,62 @@ func transposeShape(shape []int, perm []int64) ([]int, []int, error) {
 		if len(perm) != rank {
 			return nil, nil, fmt.Errorf("perm %v has %d entries for a tensor of rank %d", perm, len(perm), rank)
 		}
-		seen := make([]bool, rank)
 		for i, a := range perm {
-			if a < 0 || int(a) >= rank || seen[a] {
+			if a < 0 || int(a) >= rank || slices.Contains(perm[:i], a) {
 				return nil, nil, fmt.Errorf("perm %v is not a permutation of 0..%d", perm, rank-1)
 			}
-			seen[a] = true
 			p[i] = int(a)
 		}
 	}
-	out := make([]int, rank)
+	out := slices.Grow(outDst[:0], rank)[:rank]
 	for i, a := range p {
 		out[i] = shape[a]
 	}
 	return p, out, nil
 }
 
+// intsOfLen returns n ints: buf's when it is long enough (a caller's stack
+// array), else new ones.
+func intsOfLen(buf []int, n int) []int {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]int, n)
+}
+
+// rowMajorStridesInto writes shape's row-major strides into strides
+// (len(shape) long) and returns it.
+func rowMajorStridesInto(strides, shape []int) []int {
+	step := 1
+	for i := len(shape) - 1; i >= 0; i-- {
+		strides[i] = step
+		step *= shape[i]
+	}
+	return strides
+}
+
 // transposeInto writes x transposed by perm into out, whose shape is the
 // transposed shape: output axis i walks input axis perm[i].
 func transposeInto(out, x *onnx.Tensor, perm []int) error {
-	inStrides := rowMajorStrides(x.Shape)
-	srcStrides := make([]int, len(perm))
+	var inBuf, srcBuf, outBuf [walkInline]int
+	inStrides := rowMajorStridesInto(intsOfLen(inBuf[:], len(x.Shape)), x.Shape)
+	srcStrides := intsOfLen(srcBuf[:], len(perm))
 	for i, a := range perm {
 		srcStrides[i] = inStrides[a]
 	}
-	return stridedCopy(out.Data, stridedView{0, rowMajorStrides(out.Shape)}, x.Data, stridedView{0, srcStrides}, out.Shape)
+	outStrides := rowMajorStridesInto(intsOfLen(outBuf[:], len(out.Shape)), out.Shape)
+	return stridedCopy(out.Data, stridedView{0, outStrides}, x.Data, stridedView{0, srcStrides}, out.Shape)
 }
 
 // concatShape checks that the inputs agree on every dimension but axis
 // (negative counts from the end) and returns the normalized axis and the
 // shape of the result.
 func concatShape(inputs []*onnx.Tensor, axis int64) (int, []int, error) {
+	return concatShapeInto(nil, inputs, axis)
+}
+
+// concatShapeInto is concatShape writing the shape into dst's storage.
+func concatShapeInto(dst []int, inputs []*onnx.Tensor, axis int64) (int, []int, error) {
 	if len(inputs) == 0 {
 		return 0, nil, fmt.Errorf("no inputs to concatenate")
 	}
@@ -162,7 +193,7 @@ func concatShape(inputs []*onnx.Tensor, axis int64) (int, []int, error) {
 	if a < 0 || a >= rank {
 		return 0, nil, fmt.Errorf("axis %d is out of range for rank %d", axis, rank)
 	}
-	shape := append([]int{}, first.Shape...)
+	shape := append(dst[:0], first.Shape...)
 	shape[a] = 0
 	for k, in := range inputs {
 		if in.Type != first.Type {
@@ -183,11 +214,12 @@ func concatShape(inputs []*onnx.Tensor, axis int64) (int, []int, error) {
 
 // concatInto copies the inputs side by side along axis into out.
 func concatInto(out *onnx.Tensor, inputs []*onnx.Tensor, axis int) error {
-	outStrides := rowMajorStrides(out.Shape)
+	var outBuf, inBuf [walkInline]int
+	outStrides := rowMajorStridesInto(intsOfLen(outBuf[:], len(out.Shape)), out.Shape)
 	offset := 0
 	for _, in := range inputs {
 		err := stridedCopy(out.Data, stridedView{offset * outStrides[axis], outStrides},
-			in.Data, stridedView{0, rowMajorStrides(in.Shape)}, in.Shape)
+			in.Data, stridedView{0, rowMajorStridesInto(intsOfLen(inBuf[:], len(in.Shape)), in.Shape)}, in.Shape)
 		if err != nil {
 			return err
 		}
@@ -201,7 +233,13 @@ func concatInto(out *onnx.Tensor, inputs []*onnx.Tensor, axis int) error {
 // unless allowZero is set, when it is a literal 0 (and may not be combined
 // with -1).
 func reshapeTarget(in []int, requested []int64, allowZero bool) ([]int, error) {
-	out := make([]int, len(requested))
+	return reshapeTargetInto(nil, in, requested, allowZero)
+}
+
+// reshapeTargetInto is reshapeTarget writing into dst's storage.
+func reshapeTargetInto(dst, in []int, requested []int64, allowZero bool) ([]int, error) {
+	out := slices.Grow(dst[:0], len(requested))[:len(requested)]
+	clear(out)
 	inferred := -1
 	known := 1
 	hasZero := false
@@ -251,8 +289,10 @@ func (b *builder) VisitTranspose(op *ops.Transpose) error {
 	}
 	perm := slices.Clone(op.Perm)
 	var buf outputBuffer
+	var p, shape []int // kept for their storage
 	return b.emit(unaryTensorKernel(x, b.output(op.Out.Transposed), func(t *onnx.Tensor) (*onnx.Tensor, error) {
-		p, shape, err := transposeShape(t.Shape, perm)
+		var err error
+		p, shape, err = transposeShapeInto(p, shape, t.Shape, perm)
 		if err != nil {
 			return nil, err
 		}
@@ -281,6 +321,7 @@ func (b *builder) VisitConcat(op *ops.Concat) error {
 	out := b.output(op.Out.ConcatResult)
 	var buf outputBuffer
 	tensors := make([]*onnx.Tensor, len(ins))
+	var shape []int // kept for its storage
 	return b.emit(func(slots []onnx.Value) error {
 		for i, in := range ins {
 			t, err := in.tensor(slots)
@@ -289,10 +330,11 @@ func (b *builder) VisitConcat(op *ops.Concat) error {
 			}
 			tensors[i] = t
 		}
-		a, shape, err := concatShape(tensors, axis)
+		a, s, err := concatShapeInto(shape, tensors, axis)
 		if err != nil {
 			return err
 		}
+		shape = s
 		res := buf.tensor(tensors[0].Type, shape)
 		if err := concatInto(res, tensors, a); err != nil {
 			return err
@@ -315,15 +357,15 @@ func (b *builder) VisitReshape(op *ops.Reshape) error {
 	allowZero := op.Allowzero == 1
 	if op.SinceVersion() < 5 {
 		requested := slices.Clone(op.Shape)
-		return b.emit(viewKernel(x, out, func(t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
-			return reshapeTarget(t.Shape, requested, false)
+		return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
+			return reshapeTargetInto(dst, t.Shape, requested, false)
 		}))
 	}
 	shapeIn, err := b.input(op.In.Shape)
 	if err != nil {
 		return err
 	}
-	return b.emit(viewKernel(x, out, func(t *onnx.Tensor, slots []onnx.Value) ([]int, error) {
+	return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, slots []onnx.Value) ([]int, error) {
 		s, err := shapeIn.tensor(slots)
 		if err != nil {
 			return nil, err
@@ -332,25 +374,34 @@ func (b *builder) VisitReshape(op *ops.Reshape) error {
 		if s.Type != onnx.Int64 || len(s.Shape) != 1 {
 			return nil, fmt.Errorf("shape input %q must be a 1-D int64 tensor, got tensor(%v)%v", shapeIn.name, s.Type, s.Shape)
 		}
-		return reshapeTarget(t.Shape, requested, allowZero)
+		return reshapeTargetInto(dst, t.Shape, requested, allowZero)
 	}))
 }
 
 // viewKernel is the kernel of the operators that change only a tensor's
 // shape (Reshape, Flatten, Squeeze, Unsqueeze): the output shares x's
-// backing slice, with the shape shapeOf computes from x and the node's
-// other inputs.
-func viewKernel(x, out valueRef, shapeOf func(t *onnx.Tensor, slots []onnx.Value) ([]int, error)) kernel {
+// backing slice, with the shape shapeOf computes (into dst's storage) from
+// x and the node's other inputs.
+//
+// The kernel keeps one tensor header and one shape, re-pointed at each
+// run's input, so a view allocates nothing; as with outputBuffer, this is
+// safe because nothing outside the plan holds a slot's tensor across runs
+// (Inference, Fetch and subgraph results are copies).
+func viewKernel(x, out valueRef, shapeOf func(dst []int, t *onnx.Tensor, slots []onnx.Value) ([]int, error)) kernel {
+	view := new(onnx.Tensor)
+	var shape []int
 	return func(slots []onnx.Value) error {
 		t, err := x.tensor(slots)
 		if err != nil {
 			return err
 		}
-		shape, err := shapeOf(t, slots)
+		s, err := shapeOf(shape, t, slots)
 		if err != nil {
 			return err
 		}
-		out.set(slots, &onnx.Tensor{Type: t.Type, Shape: shape, Data: t.Data})
+		shape = s
+		*view = onnx.Tensor{Type: t.Type, Shape: s, Data: t.Data}
+		out.set(slots, view)
 		return nil
 	}
 }

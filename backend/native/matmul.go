@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -19,9 +19,31 @@ import (
 type matmulKernel struct {
 	threads int
 	out     outputBuffer
-	wideA   float32Scratch
-	wideB   float32Scratch
-	wideOut float32Scratch
+	// plan is planMatMul's answer for the operand shapes planA, planB,
+	// kept while the shapes repeat.
+	plan         matmulPlan
+	planA, planB []int
+	planned      bool
+	task32       gemmBatchTask[float32]
+	task64       gemmBatchTask[float64]
+	wideA        float32Scratch
+	wideB        float32Scratch
+	wideOut      float32Scratch
+}
+
+// planFor returns the plan of a product of operands of these shapes,
+// planning again only when they differ from the last call's.
+func (k *matmulKernel) planFor(aShape, bShape []int) (*matmulPlan, error) {
+	if !k.planned || !sameShape(k.planA, aShape) || !sameShape(k.planB, bShape) {
+		p, err := planMatMul(aShape, bShape)
+		if err != nil {
+			k.planned = false
+			return nil, err
+		}
+		k.plan, k.planned = p, true
+		k.planA, k.planB = append(k.planA[:0], aShape...), append(k.planB[:0], bShape...)
+	}
+	return &k.plan, nil
 }
 
 // matmulPlan is the geometry of one MatMul call.
@@ -69,7 +91,7 @@ func planMatMul(aShape, bShape []int) (matmulPlan, error) {
 	aStrides, bStrides := broadcastStrides(aBatch, batch), broadcastStrides(bBatch, batch)
 	walk := newStridedWalk(batch, aStrides, bStrides)
 	rowLen, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-	walk.forEachRow(func(_ int, off []int) {
+	walk.forEachRow(func(_ int, off walkOffsets) {
 		for i := range rowLen {
 			p.aOffsets = append(p.aOffsets, (off[0]+i*sa)*p.m*p.k)
 			p.bOffsets = append(p.bOffsets, (off[1]+i*sb)*p.k*p.n)
@@ -85,32 +107,32 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 	if err := checkStorage(a); err != nil {
 		return nil, err
 	}
-	p, err := planMatMul(a.Shape, b.Shape)
+	p, err := k.planFor(a.Shape, b.Shape)
 	if err != nil {
 		return nil, err
 	}
 	out := k.out.tensor(a.Type, p.outShape)
 	switch ad := a.Data.(type) {
 	case []float32:
-		batchedGemm(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads)
+		batchedGemm(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32)
 	case []float64:
-		batchedGemm(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads)
+		batchedGemm(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
 		wout := k.wideOut.get(out.Len())
-		batchedGemm(p, wa, wb, wout, k.threads)
+		batchedGemm(p, wa, wb, wout, k.threads, &k.task32)
 		if err := narrowFromFloat32(out.Data, wout); err != nil {
 			return nil, err
 		}
 	case []int32:
-		batchedGemmSimple(p, ad, b.Data.([]int32), out.Data.([]int32))
+		batchedGemmSimple(*p, ad, b.Data.([]int32), out.Data.([]int32))
 	case []int64:
-		batchedGemmSimple(p, ad, b.Data.([]int64), out.Data.([]int64))
+		batchedGemmSimple(*p, ad, b.Data.([]int64), out.Data.([]int64))
 	case []uint32:
-		batchedGemmSimple(p, ad, b.Data.([]uint32), out.Data.([]uint32))
+		batchedGemmSimple(*p, ad, b.Data.([]uint32), out.Data.([]uint32))
 	case []uint64:
-		batchedGemmSimple(p, ad, b.Data.([]uint64), out.Data.([]uint64))
+		batchedGemmSimple(*p, ad, b.Data.([]uint64), out.Data.([]uint64))
 	default:
 		return nil, network.Unsupportedf("MatMul of %v tensors", a.Type)
 	}
@@ -119,52 +141,65 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 
 // batchedGemm multiplies every batch's matrices. Products with enough
 // output tiles to occupy every thread use the parallel GEMM one after the
-// other; smaller ones are instead spread over goroutines, one whole
-// product each.
-func batchedGemm[T floatElem](p matmulPlan, a, b, c []T, threads int) {
-	batchedGemmFused(p, a, b, c, threads, nil, nil, nil)
+// other; smaller ones are instead spread over the workers (par.Spread),
+// one whole product each, through task: the caller's, kept between runs so
+// that handing it to the workers allocates nothing.
+func batchedGemm[T floatElem](p *matmulPlan, a, b, c []T, threads int, task *gemmBatchTask[T]) {
+	batchedGemmFused(p, a, b, c, threads, task, nil, nil, nil)
 }
 
 // batchedGemmFused is batchedGemm ending each product in an epilogue:
 // c = act(a·b + colBias + residual), colBias (nil: none) one value per
 // column, residual (nil: none) laid out like c, act nil for none.
-func batchedGemmFused[T floatElem](p matmulPlan, a, b, c []T, threads int, colBias, residual []T, act *fusedActivation) {
+func batchedGemmFused[T floatElem](p *matmulPlan, a, b, c []T, threads int, task *gemmBatchTask[T], colBias, residual []T, act *fusedActivation) {
 	batches := len(p.aOffsets)
-	fused := colBias != nil || residual != nil || act != nil
-	one := func(i, threads int) {
-		var ep *gemm.Epilogue[T]
-		epilogue := epilogueOf[T](act)
-		if fused {
-			epilogue.ColBias = colBias
-			if residual != nil {
-				epilogue.Residual = residual[i*p.m*p.n:]
-			}
-			ep = &epilogue
-		}
-		gemm.MultiplyFused(p.m, p.n, p.k, 1, gemm.NewMatrix(a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(b[p.bOffsets[i]:], p.n, false),
-			0, c[i*p.m*p.n:], p.n, threads, ep)
-	}
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
+	*task = gemmBatchTask[T]{p: p, a: a, b: b, c: c, colBias: colBias, residual: residual, act: act}
 	tiles := gemm.Tiles(p.m, p.n)
 	if batches == 1 || threads == 1 || tiles >= threads {
 		for i := range batches {
-			one(i, threads)
+			task.one(i, threads)
 		}
-		return
+	} else {
+		task.workers = min(threads, batches)
+		par.Spread(task.workers, task)
 	}
-	var wg sync.WaitGroup
-	for w := range min(threads, batches) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < batches; i += threads {
-				one(i, 1)
-			}
-		}()
+	*task = gemmBatchTask[T]{} // hold no tensors between runs
+}
+
+// gemmBatchTask is batchedGemmFused's work: the products and their
+// epilogue; for par.Spread, worker w multiplies batches w, w+workers, ...
+// on one thread each.
+type gemmBatchTask[T floatElem] struct {
+	p                 *matmulPlan
+	a, b, c           []T
+	colBias, residual []T
+	act               *fusedActivation
+	workers           int
+}
+
+func (t *gemmBatchTask[T]) Work(w int) {
+	for i := w; i < len(t.p.aOffsets); i += t.workers {
+		t.one(i, 1)
 	}
-	wg.Wait()
+}
+
+// one multiplies batch i's matrices on up to threads goroutines.
+func (t *gemmBatchTask[T]) one(i, threads int) {
+	p := t.p
+	var ep *gemm.Epilogue[T]
+	epilogue := epilogueOf[T](t.act)
+	if t.colBias != nil || t.residual != nil || t.act != nil {
+		epilogue.ColBias = t.colBias
+		if t.residual != nil {
+			epilogue.Residual = t.residual[i*p.m*p.n:]
+		}
+		ep = &epilogue
+	}
+	gemm.MultiplyFused(p.m, p.n, p.k, 1, gemm.NewMatrix(t.a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(t.b[p.bOffsets[i]:], p.n, false),
+		0, t.c[i*p.m*p.n:], p.n, threads, ep)
 }
 
 // computeFused is compute followed by the epilogue of a fusion: act(a·b +
@@ -181,7 +216,7 @@ func (k *matmulKernel) computeFused(a, b *onnx.Tensor, addends []*onnx.Tensor, a
 	if err := checkStorage(a); err != nil {
 		return nil, false, err
 	}
-	p, err := planMatMul(a.Shape, b.Shape)
+	p, err := k.planFor(a.Shape, b.Shape)
 	if err != nil {
 		return nil, false, err
 	}
@@ -201,9 +236,9 @@ func (k *matmulKernel) computeFused(a, b *onnx.Tensor, addends []*onnx.Tensor, a
 	out := k.out.tensor(a.Type, p.outShape)
 	switch ad := a.Data.(type) {
 	case []float32:
-		batchedGemmFused(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, optionalData[float32](bias), optionalData[float32](residual), act)
+		batchedGemmFused(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32, optionalData[float32](bias), optionalData[float32](residual), act)
 	case []float64:
-		batchedGemmFused(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, optionalData[float64](bias), optionalData[float64](residual), act)
+		batchedGemmFused(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64, optionalData[float64](bias), optionalData[float64](residual), act)
 	}
 	return out, true, nil
 }
@@ -224,6 +259,7 @@ type gemmKernel struct {
 	legacyExactC   bool // version < 7 with broadcast = 0: C must be [M, N]
 	threads        int
 	out            outputBuffer
+	shape          [2]int // the output shape, in the kernel so as not to allocate it
 	wideA          float32Scratch
 	wideB          float32Scratch
 	wideOut        float32Scratch
@@ -288,7 +324,8 @@ func (k *gemmKernel) computeWith(a, b, c, residual *onnx.Tensor, act *fusedActiv
 	if err != nil {
 		return nil, err
 	}
-	outShape := []int{m, n}
+	k.shape = [2]int{m, n}
+	outShape := k.shape[:]
 	out := k.out.tensor(a.Type, outShape)
 	beta := k.beta
 	var colBias *onnx.Tensor
@@ -363,12 +400,15 @@ func (k *gemmKernel) fillWithC(out, c *onnx.Tensor, outShape []int) error {
 	if k.legacyExactC && (len(c.Shape) != 2 || c.Shape[0] != outShape[0] || c.Shape[1] != outShape[1]) {
 		return fmt.Errorf("C has shape %v, but broadcast is 0 so it must be %v", c.Shape, outShape)
 	}
-	full, err := broadcastShapes(c.Shape, outShape)
+	// Fixed arrays: the output is 2-D, and C must broadcast to it.
+	var fullInline, outStrides, cStrides [2]int
+	full, err := broadcastShapesInto(fullInline[:0], c.Shape, outShape)
 	if err != nil || len(full) != 2 || full[0] != outShape[0] || full[1] != outShape[1] {
 		return fmt.Errorf("C of shape %v does not broadcast to the output shape %v", c.Shape, outShape)
 	}
-	return stridedCopy(out.Data, stridedView{0, rowMajorStrides(outShape)},
-		c.Data, stridedView{0, broadcastStrides(c.Shape, outShape)}, outShape)
+	outStrides = [2]int{outShape[1], 1}
+	fillBroadcastStrides(cStrides[:], c.Shape, outShape)
+	return stridedCopy(out.Data, stridedView{0, outStrides[:]}, c.Data, stridedView{0, cStrides[:]}, outShape)
 }
 
 // VisitMatMul compiles MatMul.

@@ -29,7 +29,12 @@ type batchNormKernel struct {
 
 	out          outputBuffer
 	wideX, wideY float32Scratch
-	a, b         []float64 // per-feature multiplier and offset
+	a, b         []float64    // per-feature multiplier and offset
+	params       [4][]float64 // scale, B, mean and var widened, kept for their storage
+	res          batchNormResult
+	// task is the parallel path's *scaleShiftTask of the element type
+	// last run, kept so that handing it to the workers allocates nothing.
+	task any
 }
 
 // batchNormResult holds the statistics a training run outputs.
@@ -59,19 +64,23 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 			features, inner = c*inner, 1
 		}
 	}
-	vals := make([][]float64, 4)
+	vals := &k.params
 	for i, p := range params {
 		if p.t.Len() != features {
 			return nil, fmt.Errorf("%s has shape %v; want %d values for X %v", p.name, p.t.Shape, features, x.Shape)
 		}
-		v, err := float64sOf(p.t)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.name, err)
+		if cap(vals[i]) < features {
+			vals[i] = make([]float64, features)
 		}
-		vals[i] = v
+		vals[i] = vals[i][:features]
+		if !float64sInto(vals[i], p.t.Data) {
+			return nil, fmt.Errorf("%s: %w", p.name, network.Unsupportedf("tensor(%v) as real numbers", p.t.Type))
+		}
 	}
 	sc, bs, mu, vr := vals[0], vals[1], vals[2], vals[3]
-	res := &batchNormResult{}
+	// The result is the kernel's: the caller reads it before the next run.
+	res := &k.res
+	*res = batchNormResult{}
 	if k.training {
 		bm, bv, err := batchStats(x, n, features, inner)
 		if err != nil {
@@ -96,13 +105,13 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 	out := k.out.tensor(x.Type, x.Shape)
 	switch xd := x.Data.(type) {
 	case []float32:
-		scaleShiftPlanes(out.Data.([]float32), xd, a, b, n, features, inner, k.threads)
+		scaleShiftPlanes(out.Data.([]float32), xd, a, b, n, features, inner, k.threads, taskOf[scaleShiftTask[float32]](&k.task))
 	case []float64:
-		scaleShiftPlanes(out.Data.([]float64), xd, a, b, n, features, inner, k.threads)
+		scaleShiftPlanes(out.Data.([]float64), xd, a, b, n, features, inner, k.threads, taskOf[scaleShiftTask[float64]](&k.task))
 	case []onnx.F16, []onnx.BF16:
 		wx, _ := widenToFloat32(k.wideX.get(x.Len()), x.Data)
 		wy := k.wideY.get(out.Len())
-		scaleShiftPlanes(wy, wx, a, b, n, features, inner, k.threads)
+		scaleShiftPlanes(wy, wx, a, b, n, features, inner, k.threads, taskOf[scaleShiftTask[float32]](&k.task))
 		if err := narrowFromFloat32(out.Data, wy); err != nil {
 			return nil, err
 		}
@@ -143,21 +152,45 @@ func batchStats(x *onnx.Tensor, n, features, inner int) ([]float64, []float64, e
 
 // scaleShiftPlanes writes y = x*a[f] + b[f] for X seen as [n, features,
 // inner], planes spread over goroutines.
-func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner, threads int) {
-	par.For(n*features, threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
-		for p := lo; p < hi; p++ {
-			f := p % features
-			av, bv := T(a[f]), T(b[f])
-			src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
-			if s, ok := any(src).([]float32); ok {
-				vec.ScaleShift(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
-				continue
-			}
-			for i, v := range src {
-				dst[i] = v*av + bv
-			}
+// Large tensors are split over the workers through task, the caller's.
+func scaleShiftPlanes[T floatElem](y, x []T, a, b []float64, n, features, inner, threads int, task *scaleShiftTask[T]) {
+	planes, minPlanes := n*features, max(1, par.Grain/max(inner, 1))
+	chunks := par.Chunks(planes, threads, minPlanes)
+	if chunks == 1 {
+		scaleShiftPlaneRange(y, x, a, b, features, inner, 0, planes)
+		return
+	}
+	*task = scaleShiftTask[T]{y: y, x: x, a: a, b: b, features: features, inner: inner, planes: planes, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = scaleShiftTask[T]{} // hold no tensors between runs
+}
+
+// scaleShiftTask is scaleShiftPlanes's parallel work: worker w takes the
+// w-th of chunks equal runs of planes.
+type scaleShiftTask[T floatElem] struct {
+	y, x                            []T
+	a, b                            []float64
+	features, inner, planes, chunks int
+}
+
+func (t *scaleShiftTask[T]) Work(w int) {
+	scaleShiftPlaneRange(t.y, t.x, t.a, t.b, t.features, t.inner, w*t.planes/t.chunks, (w+1)*t.planes/t.chunks)
+}
+
+// scaleShiftPlaneRange is scaleShiftPlanes over planes [lo, hi).
+func scaleShiftPlaneRange[T floatElem](y, x []T, a, b []float64, features, inner, lo, hi int) {
+	for p := lo; p < hi; p++ {
+		f := p % features
+		av, bv := T(a[f]), T(b[f])
+		src, dst := x[p*inner:(p+1)*inner], y[p*inner:(p+1)*inner]
+		if s, ok := any(src).([]float32); ok {
+			vec.ScaleShift(any(dst).([]float32), s, any(av).(float32), any(bv).(float32))
+			continue
 		}
-	})
+		for i, v := range src {
+			dst[i] = v*av + bv
+		}
+	}
 }
 
 // VisitBatchNormalization compiles BatchNormalization at every version:

@@ -108,19 +108,27 @@ func float32Params(buf []float32, v []float64) []float32 {
 // float32 vector lanes; its doc comment states the error), rows spread
 // over goroutines.
 func layerNormRows32(y, x []float32, sp *normRowsSpec, threads int) {
+	minRows := max(1, par.Grain/8/max(sp.inner, 1))
+	if par.Chunks(sp.rows, threads, minRows) == 1 {
+		layerNormRowRange32(y, x, sp, 0, sp.rows) // no closure for For to allocate
+		return
+	}
+	par.For(sp.rows, threads, minRows, func(lo, hi int) { layerNormRowRange32(y, x, sp, lo, hi) })
+}
+
+// layerNormRowRange32 normalizes rows [lo, hi) with the vector kernel.
+func layerNormRowRange32(y, x []float32, sp *normRowsSpec, lo, hi int) {
 	inner := sp.inner
 	eps := float32(sp.eps)
-	par.For(sp.rows, threads, max(1, par.Grain/8/max(inner, 1)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			mean, inv := vec.LayerNorm(y[r*inner:(r+1)*inner], x[r*inner:(r+1)*inner], sp.scale32, sp.bias32, eps)
-			if sp.means != nil {
-				sp.means[r] = float64(mean)
-			}
-			if sp.invStd != nil {
-				sp.invStd[r] = float64(inv)
-			}
+	for r := lo; r < hi; r++ {
+		mean, inv := vec.LayerNorm(y[r*inner:(r+1)*inner], x[r*inner:(r+1)*inner], sp.scale32, sp.bias32, eps)
+		if sp.means != nil {
+			sp.means[r] = float64(mean)
 		}
-	})
+		if sp.invStd != nil {
+			sp.invStd[r] = float64(inv)
+		}
+	}
 }
 
 // VisitLayerNormalization compiles LayerNormalization (version 17).

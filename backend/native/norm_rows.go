@@ -45,48 +45,56 @@ func normRows[T floatElem](y, x []T, sp *normRowsSpec, threads int) {
 			return
 		}
 	}
+	minRows := max(1, par.Grain/max(sp.inner, 1))
+	if par.Chunks(sp.rows, threads, minRows) == 1 {
+		normRowRange(y, x, sp, 0, sp.rows) // no closure for For to allocate
+		return
+	}
+	par.For(sp.rows, threads, minRows, func(lo, hi int) { normRowRange(y, x, sp, lo, hi) })
+}
+
+// normRowRange normalizes rows [lo, hi).
+func normRowRange[T floatElem](y, x []T, sp *normRowsSpec, lo, hi int) {
 	inner := sp.inner
 	sc, bs, div := sp.aff.scale, sp.aff.bias, max(sp.aff.div, 1)
 	nf := len(sc)
-	par.For(sp.rows, threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			src, dst := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
-			var mean float64
-			if !sp.rms {
-				for _, v := range src {
-					mean += float64(v)
-				}
-				mean /= float64(inner)
-			}
-			var q float64
+	for r := lo; r < hi; r++ {
+		src, dst := x[r*inner:(r+1)*inner], y[r*inner:(r+1)*inner]
+		var mean float64
+		if !sp.rms {
 			for _, v := range src {
-				d := float64(v) - mean
-				q += d * d
+				mean += float64(v)
 			}
-			inv := 1 / math.Sqrt(q/float64(inner)+sp.eps)
-			if sp.means != nil {
-				sp.means[r] = mean
-			}
-			if sp.invStd != nil {
-				sp.invStd[r] = inv
-			}
-			// Walk the row in runs that share one feature.
-			for i := 0; i < inner; {
-				flat := r*inner + i
-				f := (flat / div) % nf
-				run := min(div-flat%div, inner-i)
-				a := sc[f] * inv
-				b := -mean * a
-				if bs != nil {
-					b += bs[f]
-				}
-				for j := i; j < i+run; j++ {
-					dst[j] = T(float64(src[j])*a + b)
-				}
-				i += run
-			}
+			mean /= float64(inner)
 		}
-	})
+		var q float64
+		for _, v := range src {
+			d := float64(v) - mean
+			q += d * d
+		}
+		inv := 1 / math.Sqrt(q/float64(inner)+sp.eps)
+		if sp.means != nil {
+			sp.means[r] = mean
+		}
+		if sp.invStd != nil {
+			sp.invStd[r] = inv
+		}
+		// Walk the row in runs that share one feature.
+		for i := 0; i < inner; {
+			flat := r*inner + i
+			f := (flat / div) % nf
+			run := min(div-flat%div, inner-i)
+			a := sc[f] * inv
+			b := -mean * a
+			if bs != nil {
+				b += bs[f]
+			}
+			for j := i; j < i+run; j++ {
+				dst[j] = T(float64(src[j])*a + b)
+			}
+			i += run
+		}
+	}
 }
 
 // normKernel runs normRows on a tensor of any float type.

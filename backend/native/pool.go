@@ -41,6 +41,11 @@ type poolKernel struct {
 
 	out, idx     outputBuffer
 	wideX, wideY float32Scratch
+	// The plan and output shape of the last input shape, planIn.
+	planIn   []int
+	lastPlan *poolPlan
+	outShape []int
+	task     any // pool2D's parallel task (taskOf)
 }
 
 // poolPlan is the geometry of one call, with the per-dimension tables the
@@ -51,6 +56,10 @@ type poolPlan struct {
 	inStride []int
 	// count_include_pad divisor limits: positions in [-padBegin, in+padEnd)
 	countPad bool
+	// fast is the 1-D/2-D fast path's geometry (pool2D), computed on first
+	// use; fastOK says whether that path applies.
+	fast              poolFast2D
+	fastReady, fastOK bool
 }
 
 func (k *poolKernel) plan(x *onnx.Tensor) (*poolPlan, []int, error) {
@@ -84,10 +93,15 @@ func (k *poolKernel) compute(x *onnx.Tensor) (*onnx.Tensor, *onnx.Tensor, error)
 	if err := checkStorage(x); err != nil {
 		return nil, nil, err
 	}
-	pl, shape, err := k.plan(x)
-	if err != nil {
-		return nil, nil, err
+	if k.lastPlan == nil || !sameShape(k.planIn, x.Shape) {
+		pl, shape, err := k.plan(x)
+		if err != nil {
+			k.lastPlan = nil
+			return nil, nil, err
+		}
+		k.lastPlan, k.outShape, k.planIn = pl, shape, append(k.planIn[:0], x.Shape...)
 	}
+	pl, shape := k.lastPlan, k.outShape
 	out := k.out.tensor(x.Type, shape)
 	var idx []int64
 	if k.wantIndices {

@@ -79,83 +79,115 @@ func newPoolFast2D(mode poolMode, g *convGeom) (poolFast2D, bool) {
 }
 
 // pool2D reports whether the fast path applies (1-D or 2-D MaxPool or
-// AveragePool) and runs it.
+// AveragePool) and runs it. The window tables are computed on the plan's
+// first use and kept with it.
 func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, x []T, idx []int64) bool {
-	f, ok := newPoolFast2D(k.mode, pl.g)
-	if !ok {
+	if !pl.fastReady {
+		pl.fast, pl.fastOK = newPoolFast2D(k.mode, pl.g)
+		pl.fastReady = true
+	}
+	if !pl.fastOK {
 		return false
 	}
-	g, rows, cols := f.g, f.rows, f.cols
+	f := &pl.fast
+	work := pl.planes * f.OH
+	grain := max(1, par.Grain/max(1, f.OW*f.g.KernelSize()))
+	chunks := par.Chunks(work, k.threads, grain)
+	if chunks == 1 {
+		pool2DRange(k, pl, y, x, idx, 0, work)
+		return true
+	}
+	// The kernel's task, so that the parallel path allocates nothing.
+	task := taskOf[pool2DTask[T]](&k.task)
+	*task = pool2DTask[T]{k: k, pl: pl, y: y, x: x, idx: idx, work: work, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = pool2DTask[T]{} // hold no tensors between runs
+	return true
+}
+
+// pool2DTask is pool2D's parallel work: worker w takes the w-th of chunks
+// equal runs of the (plane, output row) tasks.
+type pool2DTask[T float32 | float64 | int8 | uint8] struct {
+	k            *poolKernel
+	pl           *poolPlan
+	y, x         []T
+	idx          []int64
+	work, chunks int
+}
+
+func (t *pool2DTask[T]) Work(w int) {
+	pool2DRange(t.k, t.pl, t.y, t.x, t.idx, w*t.work/t.chunks, (w+1)*t.work/t.chunks)
+}
+
+// pool2DRange runs pool2D's (plane, output row) tasks [lo, hi).
+func pool2DRange[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, x []T, idx []int64, lo, hi int) {
+	f := &pl.fast
+	rows, cols := f.rows, f.cols
 	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	colMajor := k.storageOrder == 1
-	work := pl.planes * OH
-	grain := max(1, par.Grain/max(1, OW*g.KernelSize()))
-	par.For(work, k.threads, grain, func(lo, hi int) {
-		for task := lo; task < hi; task++ {
-			plane, oh := task/OH, task%OH
-			src := x[plane*H*W : (plane+1)*H*W]
-			dst := y[plane*OH*OW+oh*OW : plane*OH*OW+(oh+1)*OW]
-			r := rows[oh]
-			for ow := range OW {
-				c := cols[ow]
-				if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
-					// A whole 2×2 window (LeNet's and most CNNs' pooling):
-					// four fixed compares, first maximum kept as below; a
-					// window holding a NaN takes the general loop.
-					if best, bestOff, ok := max2x2(src, (r.start+r.lo)*W+c.start+c.lo, W); ok {
-						dst[ow] = best
-						if idx != nil {
-							idx[plane*OH*OW+oh*OW+ow] = poolIndex(plane, H, W, bestOff, colMajor)
-						}
-						continue
-					}
-				}
-				if k.mode == poolMax {
-					best, bestOff, found := T(0), -1, false
-					for kh := r.lo; kh < r.hi; kh++ {
-						row := (r.start + kh*dh) * W
-						for kw := c.lo; kw < c.hi; kw++ {
-							off := row + c.start + kw*dw
-							v := src[off]
-							if !found || v > best || (v != v && best == best) {
-								best, bestOff, found = v, off, true
-							}
-						}
-					}
+	for task := lo; task < hi; task++ {
+		plane, oh := task/OH, task%OH
+		src := x[plane*H*W : (plane+1)*H*W]
+		dst := y[plane*OH*OW+oh*OW : plane*OH*OW+(oh+1)*OW]
+		r := rows[oh]
+		for ow := range OW {
+			c := cols[ow]
+			if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
+				// A whole 2×2 window (LeNet's and most CNNs' pooling):
+				// four fixed compares, first maximum kept as below; a
+				// window holding a NaN takes the general loop.
+				if best, bestOff, ok := max2x2(src, (r.start+r.lo)*W+c.start+c.lo, W); ok {
 					dst[ow] = best
 					if idx != nil {
-						i := plane*OH*OW + oh*OW + ow
-						if bestOff < 0 {
-							idx[i] = -1
-						} else {
-							idx[i] = poolIndex(plane, H, W, bestOff, colMajor)
-						}
+						idx[plane*OH*OW+oh*OW+ow] = poolIndex(plane, H, W, bestOff, colMajor)
 					}
 					continue
 				}
-				var sum float64
+			}
+			if k.mode == poolMax {
+				best, bestOff, found := T(0), -1, false
 				for kh := r.lo; kh < r.hi; kh++ {
 					row := (r.start + kh*dh) * W
 					for kw := c.lo; kw < c.hi; kw++ {
-						sum += float64(src[row+c.start+kw*dw])
+						off := row + c.start + kw*dw
+						v := src[off]
+						if !found || v > best || (v != v && best == best) {
+							best, bestOff, found = v, off, true
+						}
 					}
 				}
-				cnt := (r.hi - r.lo) * (c.hi - c.lo)
-				if r.hi <= r.lo || c.hi <= c.lo {
-					cnt = 0
+				dst[ow] = best
+				if idx != nil {
+					i := plane*OH*OW + oh*OW + ow
+					if bestOff < 0 {
+						idx[i] = -1
+					} else {
+						idx[i] = poolIndex(plane, H, W, bestOff, colMajor)
+					}
 				}
-				if pl.countPad {
-					cnt = r.pad * c.pad
-				}
-				if cnt > 0 {
-					dst[ow] = T(sum / float64(cnt))
-				} else {
-					dst[ow] = T(math.NaN())
+				continue
+			}
+			var sum float64
+			for kh := r.lo; kh < r.hi; kh++ {
+				row := (r.start + kh*dh) * W
+				for kw := c.lo; kw < c.hi; kw++ {
+					sum += float64(src[row+c.start+kw*dw])
 				}
 			}
+			cnt := (r.hi - r.lo) * (c.hi - c.lo)
+			if r.hi <= r.lo || c.hi <= c.lo {
+				cnt = 0
+			}
+			if pl.countPad {
+				cnt = r.pad * c.pad
+			}
+			if cnt > 0 {
+				dst[ow] = T(sum / float64(cnt))
+			} else {
+				dst[ow] = T(math.NaN())
+			}
 		}
-	})
-	return true
+	}
 }
 
 // poolIndex is MaxPool's Indices value of the element at offset off of

@@ -17,6 +17,7 @@ type globalPoolKernel struct {
 	p       int64
 	threads int
 	out     outputBuffer
+	shape   []int // the output shape, kept for its storage
 	wideX   float32Scratch
 	wideY   float32Scratch
 }
@@ -30,11 +31,11 @@ func (k *globalPoolKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	if len(x.Shape) < 2 {
 		return nil, fmt.Errorf("input X has shape %v; want [N, C, D1, ...]", x.Shape)
 	}
-	shape := make([]int, len(x.Shape))
-	shape[0], shape[1] = x.Shape[0], x.Shape[1]
-	for i := 2; i < len(shape); i++ {
-		shape[i] = 1
+	shape := append(k.shape[:0], x.Shape[0], x.Shape[1])
+	for range len(x.Shape) - 2 {
+		shape = append(shape, 1)
 	}
+	k.shape = shape
 	planes := x.Shape[0] * x.Shape[1]
 	inner := onnx.NumElements(x.Shape[2:])
 	out := k.out.tensor(x.Type, shape)
@@ -57,51 +58,59 @@ func (k *globalPoolKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 }
 
 func globalPool[T floatElem](k *globalPoolKernel, y, x []T, planes, inner int) {
+	minPlanes := max(1, par.Grain/max(inner, 1))
+	if par.Chunks(planes, k.threads, minPlanes) == 1 {
+		globalPoolRange(k, y, x, inner, 0, planes) // no closure for For to allocate
+		return
+	}
+	par.For(planes, k.threads, minPlanes, func(lo, hi int) { globalPoolRange(k, y, x, inner, lo, hi) })
+}
+
+// globalPoolRange reduces planes [lo, hi).
+func globalPoolRange[T floatElem](k *globalPoolKernel, y, x []T, inner, lo, hi int) {
 	p := float64(k.p)
-	par.For(planes, k.threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
-		for pl := lo; pl < hi; pl++ {
-			src := x[pl*inner : (pl+1)*inner]
-			switch k.mode {
-			case poolMax:
-				if len(src) == 0 {
-					y[pl] = T(math.Inf(-1))
-					continue
-				}
-				m := src[0]
-				for _, v := range src[1:] {
-					if v > m || v != v {
-						m = v
-					}
-				}
-				y[pl] = m
-			case poolAvg:
-				var s float64
-				for _, v := range src {
-					s += float64(v)
-				}
-				y[pl] = T(s / float64(len(src)))
-			case poolLp:
-				var s float64
-				switch p {
-				case 1:
-					for _, v := range src {
-						s += math.Abs(float64(v))
-					}
-				case 2:
-					for _, v := range src {
-						s += float64(v) * float64(v)
-					}
-					s = math.Sqrt(s)
-				default:
-					for _, v := range src {
-						s += math.Pow(math.Abs(float64(v)), p)
-					}
-					s = math.Pow(s, 1/p)
-				}
-				y[pl] = T(s)
+	for pl := lo; pl < hi; pl++ {
+		src := x[pl*inner : (pl+1)*inner]
+		switch k.mode {
+		case poolMax:
+			if len(src) == 0 {
+				y[pl] = T(math.Inf(-1))
+				continue
 			}
+			m := src[0]
+			for _, v := range src[1:] {
+				if v > m || v != v {
+					m = v
+				}
+			}
+			y[pl] = m
+		case poolAvg:
+			var s float64
+			for _, v := range src {
+				s += float64(v)
+			}
+			y[pl] = T(s / float64(len(src)))
+		case poolLp:
+			var s float64
+			switch p {
+			case 1:
+				for _, v := range src {
+					s += math.Abs(float64(v))
+				}
+			case 2:
+				for _, v := range src {
+					s += float64(v) * float64(v)
+				}
+				s = math.Sqrt(s)
+			default:
+				for _, v := range src {
+					s += math.Pow(math.Abs(float64(v)), p)
+				}
+				s = math.Pow(s, 1/p)
+			}
+			y[pl] = T(s)
 		}
-	})
+	}
 }
 
 func (b *builder) globalPool(k *globalPoolKernel, in, out string) error {

@@ -457,7 +457,7 @@ func quantCentered(t, zp *onnx.Tensor, rowWise bool, threads int) ([]int32, erro
 		return nil, fmt.Errorf("zero point of shape %v does not fit operand %v", zp.Shape, t.Shape)
 	}
 	out := make([]int32, len(x))
-	if err := arith(opSub, threads, out, x, t.Shape, z, zShape, t.Shape); err != nil {
+	if err := arith(opSub, threads, nil, out, x, t.Shape, z, zShape, t.Shape); err != nil {
 		return nil, err
 	}
 	return out, nil

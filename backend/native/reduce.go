@@ -217,37 +217,62 @@ func reduceWalk[T numeric, A reduceAcc](p *reducePlan, fold reduceFold, src []T,
 			chunks = min(inner/4096, max(threads, 1))
 		}
 		perTask := max(1, inner/chunks*p.count)
-		par.For(rows*chunks, threads, max(1, par.Grain/perTask), func(lo, hi int) {
-			for t := lo; t < hi; t++ {
-				row, c := t/chunks, t%chunks
-				a, b := c*inner/chunks, (c+1)*inner/chunks
-				base := reduceOffsetOf(row, p.keptDims, p.keptStrides) + a
-				dst := acc[row*inner+a : row*inner+b]
-				var sh []float64
-				if shift != nil {
-					sh = shift[row*inner+a : row*inner+b]
-				}
-				reduceForEachOffset(p.redDims, p.redStrides, func(off int) {
-					foldVector(fold, dst, src[base+off:base+off+len(dst)], sh)
-				})
-			}
+		minTasks := max(1, par.Grain/perTask)
+		if par.Chunks(rows*chunks, threads, minTasks) == 1 {
+			reduceKeptRange(p, fold, src, acc, shift, chunks, 0, rows*chunks) // no closure for For to allocate
+			return
+		}
+		par.For(rows*chunks, threads, minTasks, func(lo, hi int) {
+			reduceKeptRange(p, fold, src, acc, shift, chunks, lo, hi)
 		})
 		return
 	}
-	par.For(p.outLen, threads, max(1, par.Grain/p.count), func(lo, hi int) {
-		for o := lo; o < hi; o++ {
-			base := reduceOffsetOf(o, p.keptDims, p.keptStrides)
-			a := acc[o]
-			var sh float64
-			if shift != nil {
-				sh = shift[o]
-			}
-			reduceForEachOffset(p.redDims, p.redStrides, func(off int) {
-				a = foldScalar(fold, a, src[base+off:base+off+inner], sh)
-			})
-			acc[o] = a
-		}
+	minOuts := max(1, par.Grain/p.count)
+	if par.Chunks(p.outLen, threads, minOuts) == 1 {
+		reduceOutRange(p, fold, src, acc, shift, 0, p.outLen)
+		return
+	}
+	par.For(p.outLen, threads, minOuts, func(lo, hi int) {
+		reduceOutRange(p, fold, src, acc, shift, lo, hi)
 	})
+}
+
+// reduceKeptRange is reduceWalk's tasks [lo, hi) when the innermost
+// dimension is kept: task t folds a chunk (of chunks per row) of row
+// t/chunks with vector loops.
+func reduceKeptRange[T numeric, A reduceAcc](p *reducePlan, fold reduceFold, src []T, acc []A, shift []float64, chunks, lo, hi int) {
+	inner := p.inner
+	for t := lo; t < hi; t++ {
+		row, c := t/chunks, t%chunks
+		a, b := c*inner/chunks, (c+1)*inner/chunks
+		base := reduceOffsetOf(row, p.keptDims, p.keptStrides) + a
+		dst := acc[row*inner+a : row*inner+b]
+		var sh []float64
+		if shift != nil {
+			sh = shift[row*inner+a : row*inner+b]
+		}
+		reduceForEachOffset(p.redDims, p.redStrides, func(off int) {
+			foldVector(fold, dst, src[base+off:base+off+len(dst)], sh)
+		})
+	}
+}
+
+// reduceOutRange is reduceWalk's output elements [lo, hi) when the
+// innermost dimension is reduced.
+func reduceOutRange[T numeric, A reduceAcc](p *reducePlan, fold reduceFold, src []T, acc []A, shift []float64, lo, hi int) {
+	inner := p.inner
+	for o := lo; o < hi; o++ {
+		base := reduceOffsetOf(o, p.keptDims, p.keptStrides)
+		a := acc[o]
+		var sh float64
+		if shift != nil {
+			sh = shift[o]
+		}
+		reduceForEachOffset(p.redDims, p.redStrides, func(off int) {
+			a = foldScalar(fold, a, src[base+off:base+off+inner], sh)
+		})
+		acc[o] = a
+	}
 }
 
 // foldScalar folds a contiguous row into one accumulator.
@@ -359,6 +384,7 @@ type reduceKernel struct {
 	shift           []float64
 	wideIn, wideOut float32Scratch
 	boolIn, boolOut []uint8
+	axesBuf         []int // compute's normalized and sorted axes, kept for their storage
 }
 
 // resolveAxes turns the axes (attribute or input; nil means none given)
@@ -384,21 +410,34 @@ func (k *reduceKernel) compute(x *onnx.Tensor, axes []int64) (*onnx.Tensor, erro
 	if axes == nil {
 		axes = k.axesAttr
 	}
-	norm, identity, err := k.resolveAxes(axes, len(x.Shape))
-	if err != nil {
-		return nil, err
-	}
-	if identity {
+	// The axes, normalized and sorted into the kernel's buffer, as
+	// resolveAxes gives them but without allocating.
+	if len(axes) == 0 && k.noopEmpty {
 		return x, nil // kernels never write into their inputs; callers get copies
 	}
+	rank := len(x.Shape)
+	sorted := k.axesBuf[:0]
+	if len(axes) == 0 {
+		for i := range rank {
+			sorted = append(sorted, i)
+		}
+	} else {
+		if err := checkAxesOnce(axes, rank); err != nil {
+			return nil, err
+		}
+		for _, a := range axes {
+			n, _ := normalizeAxis(a, rank)
+			sorted = append(sorted, n)
+		}
+	}
+	k.axesBuf = sorted
+	slices.Sort(sorted)
 	if err := checkStorage(x); err != nil {
 		return nil, err
 	}
-	sorted := slices.Clone(norm)
-	slices.Sort(sorted)
 	if k.plan == nil || !slices.Equal(k.planShape, x.Shape) || !slices.Equal(k.planAxes, sorted) {
-		k.plan = newReducePlan(x.Shape, sorted, k.keepdims)
-		k.planShape, k.planAxes = slices.Clone(x.Shape), sorted
+		k.planShape, k.planAxes = append(k.planShape[:0], x.Shape...), append(k.planAxes[:0], sorted...)
+		k.plan = newReducePlan(k.planShape, k.planAxes, k.keepdims)
 	}
 	p := k.plan
 	out := k.out.tensor(x.Type, p.outShape)

@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
@@ -209,6 +210,24 @@ type rnnKernel struct {
 	outY    outputBuffer
 	outYH   outputBuffer
 	outYC   outputBuffer
+	lens    []int // sequence lengths, kept for their storage
+	s32     rnnScratch[float32]
+	s64     rnnScratch[float64]
+}
+
+// rnnScratch is rnnRun's working memory, kept by the kernel between runs
+// and grown when a run needs more.
+type rnnScratch[T floatElem] struct {
+	xt, xw, hState, cState, hr, rh, rhR, gate, gBias, rbh, zr []T
+}
+
+// scratchOf returns n elements of *buf, growing it when it is shorter; the
+// contents are unspecified.
+func scratchOf[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	return (*buf)[:n]
 }
 
 // rnnNode is what a recurrent node's forward kernel and backward rule
@@ -357,10 +376,11 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 			return none, err
 		}
 	}
-	stateDims := []int{dirs, pr.batch, h}
+	stateDimsArr := [3]int{dirs, pr.batch, h}
 	if cfg.layout == 1 {
-		stateDims = []int{pr.batch, dirs, h}
+		stateDimsArr = [3]int{pr.batch, dirs, h}
 	}
+	stateDims := stateDimsArr[:]
 	if h0 != nil {
 		if err := rnnCheckShape("initial_h", h0, stateDims...); err != nil {
 			return none, err
@@ -371,7 +391,7 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 			return none, err
 		}
 	}
-	pr.lens = make([]int, pr.batch)
+	pr.lens = scratchOf(&k.lens, pr.batch)
 	if lens != nil {
 		v, err := intsOf(lens)
 		if err != nil {
@@ -391,10 +411,11 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 			pr.lens[i] = pr.seq
 		}
 	}
-	yShape := []int{pr.seq, dirs, pr.batch, h}
+	yShapeArr := [4]int{pr.seq, dirs, pr.batch, h}
 	if cfg.layout == 1 {
-		yShape = []int{pr.batch, pr.seq, dirs, h}
+		yShapeArr = [4]int{pr.batch, pr.seq, dirs, h}
 	}
+	yShape := yShapeArr[:]
 	outs := [3]*onnx.Tensor{k.outY.tensor(x.Type, yShape), k.outYH.tensor(x.Type, stateDims), nil}
 	if cfg.cell == cellLSTM {
 		outs[2] = k.outYC.tensor(x.Type, stateDims)
@@ -405,14 +426,14 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 		if outs[2] != nil {
 			yc = outs[2].Data.([]float64)
 		}
-		rnnRun(cfg, &pr, k.threads, x.Float64s(), w.Float64s(), r.Float64s(), rnnData[float64](bias), rnnData[float64](h0), rnnData[float64](c0), rnnData[float64](p),
+		rnnRun(cfg, &pr, k.threads, &k.s64, x.Float64s(), w.Float64s(), r.Float64s(), rnnData[float64](bias), rnnData[float64](h0), rnnData[float64](c0), rnnData[float64](p),
 			outs[0].Data.([]float64), outs[1].Data.([]float64), yc)
 	case onnx.Float:
 		var yc []float32
 		if outs[2] != nil {
 			yc = outs[2].Data.([]float32)
 		}
-		rnnRun(cfg, &pr, k.threads, x.Float32s(), w.Float32s(), r.Float32s(), rnnData[float32](bias), rnnData[float32](h0), rnnData[float32](c0), rnnData[float32](p),
+		rnnRun(cfg, &pr, k.threads, &k.s32, x.Float32s(), w.Float32s(), r.Float32s(), rnnData[float32](bias), rnnData[float32](h0), rnnData[float32](c0), rnnData[float32](p),
 			outs[0].Data.([]float32), outs[1].Data.([]float32), yc)
 	default: // float16, bfloat16: in float32, rounded once
 		wide := func(t *onnx.Tensor) []float32 {
@@ -427,7 +448,7 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 		if outs[2] != nil {
 			yc = make([]float32, outs[2].Len())
 		}
-		rnnRun(cfg, &pr, k.threads, wide(x), wide(w), wide(r), wide(bias), wide(h0), wide(c0), wide(p), y, yh, yc)
+		rnnRun(cfg, &pr, k.threads, &k.s32, wide(x), wide(w), wide(r), wide(bias), wide(h0), wide(c0), wide(p), y, yh, yc)
 		if err := narrowFromFloat32(outs[0].Data, y); err != nil {
 			return none, err
 		}
@@ -461,20 +482,22 @@ func rnnCheckShape(name string, t *onnx.Tensor, dims ...int) error {
 		ok = t.Shape[i] == dims[i]
 	}
 	if !ok {
-		return fmt.Errorf("%s has shape %v, expected %v", name, t.Shape, dims)
+		// A copy of dims, so that the callers' argument list stays on
+		// their stack.
+		return fmt.Errorf("%s has shape %v, expected %v", name, t.Shape, slices.Clone(dims))
 	}
 	return nil
 }
 
 // rnnRun computes every direction. All slices are in the node's layout;
 // bias, h0, c0 and p may be nil, and yc is nil unless the cell is LSTM.
-func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, x, w, r, bias, h0, c0, p, y, yh, yc []T) {
+func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScratch[T], x, w, r, bias, h0, c0, p, y, yh, yc []T) {
 	S, B, I, H := pr.seq, pr.batch, pr.input, pr.hidden
 	G := cfg.cell.gates()
 	GH := G * H
 	// Bring X to [seq, batch, input].
 	if cfg.layout == 1 {
-		xt := make([]T, len(x))
+		xt := scratchOf(&sc.xt, len(x))
 		for b := range B {
 			for s := range S {
 				copy(xt[(s*B+b)*I:(s*B+b+1)*I], x[(b*S+s)*I:(b*S+s+1)*I])
@@ -502,16 +525,18 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, x, w, r, b
 		}
 		return st[off : off+H]
 	}
-	xw := make([]T, S*B*GH)
-	hState := make([]T, B*H)
-	cState := make([]T, B*H)
-	hr := make([]T, B*GH)
-	rh := make([]T, B*H)   // GRU: r ⊙ H(t-1)
-	rhR := make([]T, B*H)  // GRU: (r ⊙ H(t-1))·Rhᵀ
-	gate := make([]T, GH)  // one batch row's gate pre-activations
-	gBias := make([]T, GH) // Wb + Rb (GRU with linear_before_reset: Wb only for h)
-	rbh := make([]T, H)    // GRU with linear_before_reset: Rbh
-	zr := make([]T, B*2*H) // GRU: z and r of every batch row
+	// Working memory from the kernel: every element is written before it
+	// is read (GEMM outputs, states set per direction, cleared sums).
+	xw := scratchOf(&sc.xw, S*B*GH)
+	hState := scratchOf(&sc.hState, B*H)
+	cState := scratchOf(&sc.cState, B*H)
+	hr := scratchOf(&sc.hr, B*GH)
+	rh := scratchOf(&sc.rh, B*H)      // GRU: r ⊙ H(t-1)
+	rhR := scratchOf(&sc.rhR, B*H)    // GRU: (r ⊙ H(t-1))·Rhᵀ
+	gate := scratchOf(&sc.gate, GH)   // one batch row's gate pre-activations
+	gBias := scratchOf(&sc.gBias, GH) // Wb + Rb (GRU with linear_before_reset: Wb only for h)
+	rbh := scratchOf(&sc.rbh, H)      // GRU with linear_before_reset: Rbh
+	zr := scratchOf(&sc.zr, B*2*H)    // GRU: z and r of every batch row
 	for d := range cfg.dirs {
 		reverse := d == 1 || cfg.reverse
 		acts := cfg.acts[d]

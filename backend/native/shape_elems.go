@@ -109,18 +109,13 @@ func shapeMoveTyped[T any](spec *shapeMoveSpec, dst []T, srcAny any) error {
 	switch spec.kind {
 	case shapeGather:
 		threads := max(spec.threads, 1)
-		par.For(len(spec.offs), threads, max(1, par.Grain/max(b, 1)), func(lo, hi int) {
-			if b == 1 {
-				for k, o := range spec.offs[lo:hi] {
-					dst[lo+k] = src[o]
-				}
-				return
-			}
-			for k := lo; k < hi; k++ {
-				o := spec.offs[k]
-				copy(dst[k*b:(k+1)*b], src[o:o+b])
-			}
-		})
+		n, minItems := len(spec.offs), max(1, par.Grain/max(b, 1))
+		if par.Chunks(n, threads, minItems) == 1 {
+			gatherBlocks(dst, src, spec.offs, b, 0, n) // no closure for For to allocate
+			break
+		}
+		offs := spec.offs
+		par.For(n, threads, minItems, func(lo, hi int) { gatherBlocks(dst, src, offs, b, lo, hi) })
 	case shapeScatter:
 		if b == 1 {
 			for k, o := range spec.offs {
@@ -145,7 +140,7 @@ func shapeMoveTyped[T any](spec *shapeMoveSpec, dst []T, srcAny any) error {
 		}
 		walk := newStridedWalk(spec.shape, spec.dst.strides, spec.src.strides)
 		n, ds, ss := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-		walk.forEachRow(func(_ int, off []int) {
+		walk.forEachRow(func(_ int, off walkOffsets) {
 			d, s := spec.dst.offset+off[0], spec.src.offset+off[1]
 			for i := range n {
 				dst[d+i*ds] = src[s+i*ss]
@@ -169,13 +164,29 @@ func shapeGatherInto(out *onnx.Tensor, src *onnx.Tensor, offs []int, block int) 
 	return shapeMove(&shapeMoveSpec{kind: shapeGather, offs: offs, block: block}, out.Data, src.Data)
 }
 
+// gatherBlocks copies blocks [lo, hi) of b elements from their offsets
+// offs in src to their places in dst.
+func gatherBlocks[T any](dst, src []T, offs []int, b, lo, hi int) {
+	if b == 1 {
+		for k, o := range offs[lo:hi] {
+			dst[lo+k] = src[o]
+		}
+		return
+	}
+	for k := lo; k < hi; k++ {
+		o := offs[k]
+		copy(dst[k*b:(k+1)*b], src[o:o+b])
+	}
+}
+
 // shapeGatherIntoN is shapeGatherInto spread over up to threads goroutines
 // when the output is large (0: GOMAXPROCS).
 func shapeGatherIntoN(out *onnx.Tensor, src *onnx.Tensor, offs []int, block, threads int) error {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	return shapeMove(&shapeMoveSpec{kind: shapeGather, offs: offs, block: block, threads: threads}, out.Data, src.Data)
+	spec := shapeMoveSpec{kind: shapeGather, offs: offs, block: block, threads: threads}
+	return shapeMove(&spec, out.Data, src.Data)
 }
 
 // shapeFillValue fills out with the single element of v (a one-element

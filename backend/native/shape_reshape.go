@@ -13,8 +13,8 @@ import (
 // input's backing slice, as Reshape does: no kernel writes into its inputs.
 
 // flattenShape returns the 2-D shape Flatten gives at axis (in [-rank,
-// rank]).
-func flattenShape(shape []int, axis int64) ([]int, error) {
+// rank]), in dst's storage.
+func flattenShape(dst, shape []int, axis int64) ([]int, error) {
 	r := int64(len(shape))
 	a := axis
 	if a < 0 {
@@ -23,7 +23,7 @@ func flattenShape(shape []int, axis int64) ([]int, error) {
 	if a < 0 || a > r {
 		return nil, fmt.Errorf("axis %d is out of range [-%d, %d] for shape %v", axis, r, r, shape)
 	}
-	return []int{shapeProd(shape[:a]), shapeProd(shape[a:])}, nil
+	return append(dst[:0], shapeProd(shape[:a]), shapeProd(shape[a:])), nil
 }
 
 // VisitFlatten compiles Flatten. Version 1 allows axis in [0, rank];
@@ -38,62 +38,82 @@ func (b *builder) VisitFlatten(op *ops.Flatten) error {
 		return fmt.Errorf("axis %d: negative axes need Flatten version 11", axis)
 	}
 	out := b.output(op.Out.Output)
-	return b.emit(viewKernel(x, out, func(t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
-		return flattenShape(t.Shape, axis)
+	return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
+		return flattenShape(dst, t.Shape, axis)
 	}))
 }
 
 // squeezeShape removes the listed axes (each of size 1), or every size-1
-// dimension when axes is nil.
-func squeezeShape(shape []int, axes []int64, all bool) ([]int, error) {
-	drop := make([]bool, len(shape))
-	if all {
-		for i, d := range shape {
-			drop[i] = d == 1
-		}
-	} else {
-		norm, err := normalizeAxes(axes, len(shape))
-		if err != nil {
+// dimension when all is set, writing the shape into dst's storage.
+func squeezeShape(dst, shape []int, axes []int64, all bool) ([]int, error) {
+	if !all {
+		if err := checkAxesOnce(axes, len(shape)); err != nil {
 			return nil, err
 		}
-		for _, a := range norm {
-			if shape[a] != 1 {
-				return nil, fmt.Errorf("cannot squeeze axis %d of shape %v: its size is %d, not 1", a, shape, shape[a])
+		for _, a := range axes {
+			n, _ := normalizeAxis(a, len(shape))
+			if shape[n] != 1 {
+				return nil, fmt.Errorf("cannot squeeze axis %d of shape %v: its size is %d, not 1", n, shape, shape[n])
 			}
-			drop[a] = true
 		}
 	}
-	out := make([]int, 0, len(shape))
+	out := dst[:0]
 	for i, d := range shape {
-		if !drop[i] {
-			out = append(out, d)
+		if all && d == 1 || !all && axisListed(axes, i, len(shape)) {
+			continue
 		}
+		out = append(out, d)
 	}
 	return out, nil
 }
 
-// unsqueezeShape inserts size-1 dimensions at axes, which index the output.
-func unsqueezeShape(shape []int, axes []int64) ([]int, error) {
+// unsqueezeShape inserts size-1 dimensions at axes, which index the
+// output, writing the shape into dst's storage.
+func unsqueezeShape(dst, shape []int, axes []int64) ([]int, error) {
 	rank := len(shape) + len(axes)
-	norm, err := normalizeAxes(axes, rank)
-	if err != nil {
+	if err := checkAxesOnce(axes, rank); err != nil {
 		return nil, err
 	}
-	ins := make([]bool, rank)
-	for _, a := range norm {
-		ins[a] = true
-	}
-	out := make([]int, rank)
+	out := dst[:0]
 	j := 0
-	for i := range out {
-		if ins[i] {
-			out[i] = 1
+	for i := range rank {
+		if axisListed(axes, i, rank) {
+			out = append(out, 1)
 			continue
 		}
-		out[i] = shape[j]
+		out = append(out, shape[j])
 		j++
 	}
 	return out, nil
+}
+
+// checkAxesOnce is normalizeAxes's check without its result: every axis in
+// [-rank, rank) and none repeated. It allocates nothing, for the view
+// kernels that run it on every call.
+func checkAxesOnce(axes []int64, rank int) error {
+	for i, a := range axes {
+		n, err := normalizeAxis(a, rank)
+		if err != nil {
+			return err
+		}
+		for _, b := range axes[:i] {
+			if m, _ := normalizeAxis(b, rank); m == n {
+				return fmt.Errorf("axis %d is repeated in %v", a, axes)
+			}
+		}
+	}
+	return nil
+}
+
+// axisListed reports whether axis i (of rank) is among axes, which
+// checkAxesOnce has validated.
+func axisListed(axes []int64, i, rank int) bool {
+	for _, a := range axes {
+		if n, _ := normalizeAxis(a, rank); n == i {
+			return true
+		}
+	}
+	return false
 }
 
 // shapeAxesInput reads an optional 1-D int64 axes input; ok is false when
@@ -120,20 +140,20 @@ func (b *builder) VisitSqueeze(op *ops.Squeeze) error {
 	out := b.output(op.Out.Squeezed)
 	if op.SinceVersion() < 13 {
 		axes := slices.Clone(op.Axes)
-		return b.emit(viewKernel(x, out, func(t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
-			return squeezeShape(t.Shape, axes, axes == nil)
+		return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
+			return squeezeShape(dst, t.Shape, axes, axes == nil)
 		}))
 	}
 	axesIn, err := b.optionalInput(op.In.Axes)
 	if err != nil {
 		return err
 	}
-	return b.emit(viewKernel(x, out, func(t *onnx.Tensor, slots []onnx.Value) ([]int, error) {
+	return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, slots []onnx.Value) ([]int, error) {
 		axes, ok, err := shapeAxesInput(axesIn, slots)
 		if err != nil {
 			return nil, err
 		}
-		return squeezeShape(t.Shape, axes, !ok)
+		return squeezeShape(dst, t.Shape, axes, !ok)
 	}))
 }
 
@@ -150,20 +170,20 @@ func (b *builder) VisitUnsqueeze(op *ops.Unsqueeze) error {
 			return fmt.Errorf("attribute axes is required before version 13")
 		}
 		axes := slices.Clone(op.Axes)
-		return b.emit(viewKernel(x, out, func(t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
-			return unsqueezeShape(t.Shape, axes)
+		return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, _ []onnx.Value) ([]int, error) {
+			return unsqueezeShape(dst, t.Shape, axes)
 		}))
 	}
 	axesIn, err := b.input(op.In.Axes)
 	if err != nil {
 		return err
 	}
-	return b.emit(viewKernel(x, out, func(t *onnx.Tensor, slots []onnx.Value) ([]int, error) {
+	return b.emit(viewKernel(x, out, func(dst []int, t *onnx.Tensor, slots []onnx.Value) ([]int, error) {
 		axes, _, err := shapeAxesInput(axesIn, slots)
 		if err != nil {
 			return nil, err
 		}
-		return unsqueezeShape(t.Shape, axes)
+		return unsqueezeShape(dst, t.Shape, axes)
 	}))
 }
 

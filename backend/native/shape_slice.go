@@ -181,11 +181,16 @@ func (b *builder) VisitSlice(op *ops.Slice) error {
 // dim: explicit lengths (which must sum to dim), num_outputs parts of
 // ceil(dim/n) with a smaller last part (version 18), or n equal parts.
 func splitSizes(dim int, split []int64, haveSplit bool, numOutputs int, uneven bool) ([]int, error) {
+	return splitSizesInto(nil, dim, split, haveSplit, numOutputs, uneven)
+}
+
+// splitSizesInto is splitSizes writing into dst's storage.
+func splitSizesInto(dst []int, dim int, split []int64, haveSplit bool, numOutputs int, uneven bool) ([]int, error) {
 	if haveSplit {
 		if len(split) != numOutputs {
 			return nil, fmt.Errorf("split %v has %d entries for %d outputs", split, len(split), numOutputs)
 		}
-		sizes := make([]int, len(split))
+		sizes := slices.Grow(dst[:0], len(split))[:len(split)]
 		sum := int64(0)
 		for i, s := range split {
 			if s < 0 {
@@ -202,7 +207,7 @@ func splitSizes(dim int, split []int64, haveSplit bool, numOutputs int, uneven b
 	if numOutputs <= 0 {
 		return nil, fmt.Errorf("Split has no outputs")
 	}
-	sizes := make([]int, numOutputs)
+	sizes := slices.Grow(dst[:0], numOutputs)[:numOutputs]
 	if dim%numOutputs == 0 {
 		for i := range sizes {
 			sizes[i] = dim / numOutputs
@@ -255,6 +260,7 @@ func (b *builder) VisitSplit(op *ops.Split) error {
 	}
 	uneven := since >= 18
 	bufs := make([]outputBuffer, len(outs))
+	var sizes, shape []int // kept for their storage
 	return b.emit(func(slots []onnx.Value) error {
 		t, err := x.tensor(slots)
 		if err != nil {
@@ -273,17 +279,19 @@ func (b *builder) VisitSplit(op *ops.Split) error {
 			}
 			haveSplit = true
 		}
-		sizes, err := splitSizes(t.Shape[a], split, haveSplit, numOutputs, uneven)
+		sizes, err = splitSizesInto(sizes, t.Shape[a], split, haveSplit, numOutputs, uneven)
 		if err != nil {
 			return err
 		}
-		inStrides := rowMajorStrides(t.Shape)
+		var inBuf, outBuf [walkInline]int
+		inStrides := rowMajorStridesInto(intsOfLen(inBuf[:], len(t.Shape)), t.Shape)
 		pos := 0
 		for i, o := range outs {
-			shape := slices.Clone(t.Shape)
+			shape = append(shape[:0], t.Shape...)
 			shape[a] = sizes[i]
 			res := bufs[i].tensor(t.Type, shape)
-			err := stridedCopy(res.Data, stridedView{0, rowMajorStrides(shape)}, t.Data, stridedView{pos * inStrides[a], inStrides}, shape)
+			outStrides := rowMajorStridesInto(intsOfLen(outBuf[:], len(shape)), shape)
+			err := stridedCopy(res.Data, stridedView{0, outStrides}, t.Data, stridedView{pos * inStrides[a], inStrides}, shape)
 			if err != nil {
 				return err
 			}

@@ -151,7 +151,7 @@ func (k *stringConcat) compute(x, y *onnx.Tensor) (*onnx.Tensor, error) {
 	}
 	w := newStridedWalk(shape, broadcastStrides(x.Shape, shape), broadcastStrides(y.Shape, shape))
 	n, sx, sy := w.rowLen(), w.rowStride(0), w.rowStride(1)
-	w.forEachRow(func(row int, off []int) {
+	w.forEachRow(func(row int, off walkOffsets) {
 		dst := z[row*n : (row+1)*n]
 		for i := range dst {
 			dst[i] = xs[off[0]+i*sx] + ys[off[1]+i*sy]

@@ -1,6 +1,7 @@
 package gemm
 
 import (
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -269,35 +270,42 @@ func parallelJobPool[T Float]() *sync.Pool {
 	return &parallelJobs64
 }
 
-// The pack buffers are pooled, so that the products of a training step do
-// not allocate them again at every step (a pooled buffer is dropped only
-// when it is too small for the product at hand, or by the garbage
-// collector).
-var gemmPackPools32, gemmPackPools64 sync.Pool // of *[]float32, *[]float64
+// The pack buffers are pooled, so that the products of a training step or
+// an inference do not allocate them again at every run. There is one pool
+// per power-of-two capacity: a buffer taken for n elements comes from the
+// class of the next power of two, so it always fits, and products of
+// different sizes do not evict each other's buffers (only the garbage
+// collector drops them).
+var gemmPackPools32, gemmPackPools64 [bits.UintSize]sync.Pool // of *[]float32, *[]float64
 
-func gemmPackPool[T Float]() *sync.Pool {
+func gemmPackPool[T Float](class int) *sync.Pool {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
-		return &gemmPackPools32
+		return &gemmPackPools32[class]
 	}
-	return &gemmPackPools64
+	return &gemmPackPools64[class]
 }
 
 // PackBuffer returns a pooled buffer of n elements (contents unspecified:
 // packing overwrites what it reads), for packing panels or a block of B;
 // ReleasePackBuffer gives it back.
 func PackBuffer[T Float](n int) *[]T {
-	if p, ok := gemmPackPool[T]().Get().(*[]T); ok && cap(*p) >= n {
+	class := bits.Len(uint(max(n, 1) - 1)) // 1<<class >= n
+	if p, ok := gemmPackPool[T](class).Get().(*[]T); ok && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
-	s := make([]T, n)
+	s := make([]T, n, 1<<class)
 	return &s
 }
 
 // ReleasePackBuffer returns a buffer from PackBuffer to the pool; the
 // caller must not use it afterwards.
-func ReleasePackBuffer[T Float](p *[]T) { gemmPackPool[T]().Put(p) }
+func ReleasePackBuffer[T Float](p *[]T) {
+	if c := cap(*p); c > 0 {
+		gemmPackPool[T](bits.Len(uint(c)) - 1).Put(p) // the class whose size its capacity covers
+	}
+}
 
 // roundUp rounds n up to a multiple of step.
 func roundUp(n, step int) int { return (n + step - 1) / step * step }
