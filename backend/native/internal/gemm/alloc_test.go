@@ -1,6 +1,9 @@
 package gemm
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // A product large enough to run on several workers allocates nothing once
 // its pack buffers and job are pooled, and still gives the single-threaded
@@ -29,4 +32,23 @@ func TestParallelMultiplyAllocatesNothing(t *testing.T) {
 			t.Fatalf("element %d: %v on 2 threads, %v on 1", i, two[i], one[i])
 		}
 	}
+}
+
+// A released pack buffer is handed out again after garbage collections,
+// which would have emptied a sync.Pool: a training step that allocates
+// must not find its buffers gone at the next step.
+func TestPackBufferKeptAcrossGC(t *testing.T) {
+	const n = 3000 // class 4096
+	p := PackBuffer[float32](n)
+	if len(*p) != n || cap(*p) != 4096 {
+		t.Fatalf("PackBuffer(%d): len %d cap %d, want %d and 4096", n, len(*p), cap(*p), n)
+	}
+	ReleasePackBuffer(p)
+	runtime.GC()
+	runtime.GC()
+	q := PackBuffer[float32](2049) // the same class
+	if q != p || len(*q) != 2049 {
+		t.Fatalf("after two collections, PackBuffer gave a new buffer (len %d) instead of the released one", len(*q))
+	}
+	ReleasePackBuffer(q)
 }

@@ -270,41 +270,68 @@ func parallelJobPool[T Float]() *sync.Pool {
 	return &parallelJobs64
 }
 
-// The pack buffers are pooled, so that the products of a training step or
-// an inference do not allocate them again at every run. There is one pool
-// per power-of-two capacity: a buffer taken for n elements comes from the
-// class of the next power of two, so it always fits, and products of
-// different sizes do not evict each other's buffers (only the garbage
-// collector drops them).
-var gemmPackPools32, gemmPackPools64 [bits.UintSize]sync.Pool // of *[]float32, *[]float64
+// The pack buffers are kept between products, so that the products of a
+// training step or an inference do not allocate them again at every run.
+// There is one free list per power-of-two capacity: a buffer taken for n
+// elements comes from the class of the next power of two, so it always
+// fits, and products of different sizes do not evict each other's
+// buffers. The lists are not sync.Pools: a pool is emptied by the garbage
+// collector, and a training step that allocates (optimizer state, its
+// first run) would then find its buffers gone at the next step. What they
+// hold is bounded: at most packCacheDepth buffers per class, and the
+// classes a machine's products use are a handful of at most a few hundred
+// KiB (a KC × NC block of B, an MC × KC block of A, per worker).
+const packCacheDepth = 8
 
-func gemmPackPool[T Float](class int) *sync.Pool {
-	var zero T
-	if _, ok := any(zero).(float32); ok {
-		return &gemmPackPools32[class]
-	}
-	return &gemmPackPools64[class]
+type packCache[T Float] struct {
+	mu   sync.Mutex
+	free [bits.UintSize][]*[]T
 }
 
-// PackBuffer returns a pooled buffer of n elements (contents unspecified:
+var packCache32 packCache[float32]
+var packCache64 packCache[float64]
+
+func packCacheOf[T Float]() *packCache[T] {
+	if c, ok := any(&packCache32).(*packCache[T]); ok {
+		return c
+	}
+	return any(&packCache64).(*packCache[T])
+}
+
+// PackBuffer returns a kept buffer of n elements (contents unspecified:
 // packing overwrites what it reads), for packing panels or a block of B;
 // ReleasePackBuffer gives it back.
 func PackBuffer[T Float](n int) *[]T {
 	class := bits.Len(uint(max(n, 1) - 1)) // 1<<class >= n
-	if p, ok := gemmPackPool[T](class).Get().(*[]T); ok && cap(*p) >= n {
+	c := packCacheOf[T]()
+	c.mu.Lock()
+	if list := c.free[class]; len(list) > 0 {
+		p := list[len(list)-1]
+		c.free[class] = list[:len(list)-1]
+		c.mu.Unlock()
 		*p = (*p)[:n]
 		return p
 	}
+	c.mu.Unlock()
 	s := make([]T, n, 1<<class)
 	return &s
 }
 
-// ReleasePackBuffer returns a buffer from PackBuffer to the pool; the
-// caller must not use it afterwards.
+// ReleasePackBuffer returns a buffer from PackBuffer to its free list
+// (dropping it when the list is full); the caller must not use it
+// afterwards.
 func ReleasePackBuffer[T Float](p *[]T) {
-	if c := cap(*p); c > 0 {
-		gemmPackPool[T](bits.Len(uint(c)) - 1).Put(p) // the class whose size its capacity covers
+	cp := cap(*p)
+	if cp == 0 {
+		return
 	}
+	class := bits.Len(uint(cp)) - 1 // the class whose size its capacity covers
+	c := packCacheOf[T]()
+	c.mu.Lock()
+	if len(c.free[class]) < packCacheDepth {
+		c.free[class] = append(c.free[class], p)
+	}
+	c.mu.Unlock()
 }
 
 // roundUp rounds n up to a multiple of step.
