@@ -13,12 +13,13 @@ import (
 // presets on 1 and 2 threads: the latency `d500 run --bench` compares with
 // ONNX Runtime.
 func BenchmarkInferPresetBatch1(b *testing.B) {
-	for _, preset := range []string{"lenet", "resnet8", "resnet18", "mobilenetv2"} {
+	for _, preset := range []string{"lenet", "resnet8", "resnet18", "mobilenetv2", "shufflenet_v2_x0_5", "squeezenet1_1"} {
 		m, err := models.Preset(preset, 1)
 		if err != nil {
 			b.Fatal(err)
 		}
-		shape := map[string][]int{"lenet": {1, 1, 28, 28}, "resnet8": {1, 3, 32, 32}, "resnet18": {1, 3, 224, 224}, "mobilenetv2": {1, 3, 224, 224}}[preset]
+		shape := map[string][]int{"lenet": {1, 1, 28, 28}, "resnet8": {1, 3, 32, 32}, "resnet18": {1, 3, 224, 224}, "mobilenetv2": {1, 3, 224, 224},
+			"shufflenet_v2_x0_5": {1, 3, 224, 224}, "squeezenet1_1": {1, 3, 224, 224}}[preset]
 		x := onnx.NewTensor(onnx.Float, shape...)
 		for i := range x.Float32s() {
 			x.Float32s()[i] = float32(math.Sin(float64(i)))

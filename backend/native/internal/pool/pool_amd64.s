@@ -52,7 +52,8 @@ maxS1AVX2_row:
 maxS1AVX2_tap:
 	VMOVUPS (R11), Y3
 	VMAXPS  Y2, Y3, Y2
-	VADDPS  Y3, Y1, Y1
+	VCMPPS  $0x03, Y3, Y3, Y3
+	VORPS   Y3, Y1, Y1
 	ADDQ    $0x04, R11
 	DECQ    R12
 	JNZ     maxS1AVX2_tap
@@ -69,7 +70,6 @@ maxS1AVX2_tap:
 	JMP     maxS1AVX2_chunk
 
 maxS1AVX2_done:
-	VCMPPS  $0x03, Y1, Y1, Y1
 	VTESTPS Y1, Y1
 	SETNE   AL
 	VZEROUPPER
@@ -161,7 +161,8 @@ maxS2AVX2_tap:
 	VSHUFPS $0xd8, 28(R11), Y3, Y3
 	VPERMPD $0xd8, Y3, Y3
 	VMAXPS  Y2, Y3, Y2
-	VADDPS  Y3, Y1, Y1
+	VCMPPS  $0x03, Y3, Y3, Y3
+	VORPS   Y3, Y1, Y1
 	ADDQ    $0x04, R11
 	DECQ    R12
 	JNZ     maxS2AVX2_tap
@@ -178,7 +179,6 @@ maxS2AVX2_tap:
 	JMP     maxS2AVX2_chunk
 
 maxS2AVX2_done:
-	VCMPPS  $0x03, Y1, Y1, Y1
 	VTESTPS Y1, Y1
 	SETNE   AL
 	VZEROUPPER
@@ -244,7 +244,7 @@ avgS2AVX2_done:
 	RET
 
 // func maxS1AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512F
 TEXT ·maxS1AVX512(SB), NOSPLIT, $0-49
 	MOVQ         dst+0(FP), AX
 	MOVQ         src+8(FP), CX
@@ -254,13 +254,13 @@ TEXT ·maxS1AVX512(SB), NOSPLIT, $0-49
 	MOVQ         kw+40(FP), DI
 	SHLQ         $0x02, BX
 	VBROADCASTSS pool_neg_inf<>+0(SB), Z0
-	VXORPS       Z1, Z1, Z1
+	KXORW        K1, K1, K1
 	SUBQ         $0x00000010, DX
 	XORQ         R8, R8
 
 maxS1AVX512_chunk:
 	LEAQ    (CX)(R8*4), R9
-	VMOVAPS Z0, Z2
+	VMOVAPS Z0, Z1
 	MOVQ    SI, R10
 
 maxS1AVX512_row:
@@ -268,16 +268,17 @@ maxS1AVX512_row:
 	MOVQ DI, R12
 
 maxS1AVX512_tap:
-	VMOVUPS (R11), Z3
-	VMAXPS  Z2, Z3, Z2
-	VADDPS  Z3, Z1, Z1
+	VMOVUPS (R11), Z2
+	VMAXPS  Z1, Z2, Z1
+	VCMPPS  $0x03, Z2, Z2, K2
+	KORW    K2, K1, K1
 	ADDQ    $0x04, R11
 	DECQ    R12
 	JNZ     maxS1AVX512_tap
 	ADDQ    BX, R9
 	DECQ    R10
 	JNZ     maxS1AVX512_row
-	VMOVUPS Z2, (AX)(R8*4)
+	VMOVUPS Z1, (AX)(R8*4)
 	CMPQ    R8, DX
 	JEQ     maxS1AVX512_done
 	ADDQ    $0x00000010, R8
@@ -287,7 +288,6 @@ maxS1AVX512_tap:
 	JMP     maxS1AVX512_chunk
 
 maxS1AVX512_done:
-	VCMPPS   $0x03, Z1, Z1, K1
 	KORTESTW K1, K1
 	SETNE    AL
 	VZEROUPPER
@@ -351,7 +351,7 @@ avgS1AVX512_done:
 	RET
 
 // func maxS2AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512F
 TEXT ·maxS2AVX512(SB), NOSPLIT, $0-49
 	MOVQ         dst+0(FP), AX
 	MOVQ         src+8(FP), CX
@@ -362,13 +362,13 @@ TEXT ·maxS2AVX512(SB), NOSPLIT, $0-49
 	SHLQ         $0x02, BX
 	VMOVUPS      pool_stride2_index<>+0(SB), Z0
 	VBROADCASTSS pool_neg_inf<>+0(SB), Z1
-	VXORPS       Z2, Z2, Z2
+	KXORW        K1, K1, K1
 	SUBQ         $0x00000010, DX
 	XORQ         R8, R8
 
 maxS2AVX512_chunk:
 	LEAQ    (CX)(R8*8), R9
-	VMOVAPS Z1, Z3
+	VMOVAPS Z1, Z2
 	MOVQ    SI, R10
 
 maxS2AVX512_row:
@@ -376,17 +376,18 @@ maxS2AVX512_row:
 	MOVQ DI, R12
 
 maxS2AVX512_tap:
-	VMOVUPS   (R11), Z4
-	VPERMT2PS 60(R11), Z0, Z4
-	VMAXPS    Z3, Z4, Z3
-	VADDPS    Z4, Z2, Z2
+	VMOVUPS   (R11), Z3
+	VPERMT2PS 60(R11), Z0, Z3
+	VMAXPS    Z2, Z3, Z2
+	VCMPPS    $0x03, Z3, Z3, K2
+	KORW      K2, K1, K1
 	ADDQ      $0x04, R11
 	DECQ      R12
 	JNZ       maxS2AVX512_tap
 	ADDQ      BX, R9
 	DECQ      R10
 	JNZ       maxS2AVX512_row
-	VMOVUPS   Z3, (AX)(R8*4)
+	VMOVUPS   Z2, (AX)(R8*4)
 	CMPQ      R8, DX
 	JEQ       maxS2AVX512_done
 	ADDQ      $0x00000010, R8
@@ -396,7 +397,6 @@ maxS2AVX512_tap:
 	JMP       maxS2AVX512_chunk
 
 maxS2AVX512_done:
-	VCMPPS   $0x03, Z2, Z2, K1
 	KORTESTW K1, K1
 	SETNE    AL
 	VZEROUPPER

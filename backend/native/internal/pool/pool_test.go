@@ -82,21 +82,17 @@ func TestWindowsMatchScalarLoop(t *testing.T) {
 					name := fmt.Sprintf("%s n=%d rows=%d kw=%d sw=%d", impl.Name, n, rows, kw, sw)
 					for _, inputs := range []struct{ inf, nan bool }{{false, false}, {true, false}, {true, true}} {
 						fill(rng, src, inputs.inf, inputs.nan)
-						anyNaN, anyInf := false, false
+						anyNaN := false
 						for o := range n {
 							for r := range rows {
 								for _, v := range src[r*stride+o*sw : r*stride+o*sw+kw] {
 									anyNaN = anyNaN || v != v
-									anyInf = anyInf || math.IsInf(float64(v), 0)
 								}
 							}
 						}
 						ok := impl.MaxWindows(dst, src, stride, rows, kw, sw)
-						switch {
-						case ok && anyNaN:
-							t.Fatalf("%s: reported no NaN for inputs holding one", name)
-						case !ok && !anyNaN && !anyInf:
-							t.Fatalf("%s: reported a NaN for finite inputs", name)
+						if ok == anyNaN {
+							t.Fatalf("%s: reported ok %v for windows holding a NaN: %v", name, ok, anyNaN)
 						}
 						if ok {
 							for o := range n {

@@ -150,12 +150,23 @@ func strideIndex(k isa, stride int, evens Mem) reg.VecVirtual {
 func maxKernel(k isa, stride int, evens, negInf Mem) {
 	name := fmt.Sprintf("maxS%d%s", stride, k.name)
 	TEXT(name, NOSPLIT, "func(dst, src *float32, n, stride, rows, kw int) (nan bool)")
-	Doc(fmt.Sprintf("%s writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride %d (rows stride elements apart); nan reports that an input may have been a NaN (or that +Inf and -Inf were both read), and then dst is to be recomputed.", name, stride))
+	Doc(fmt.Sprintf("%s writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride %d (rows stride elements apart); nan reports that an input was a NaN, and then dst is to be recomputed.", name, stride))
 	a := loadRowArgs()
 	idx := strideIndex(k, stride, evens)
-	neg, chk := k.vec(), k.vec()
+	neg := k.vec()
 	VBROADCASTSS(negInf, neg)
-	VXORPS(chk, chk, chk)
+	// seen accumulates, lane by lane, whether an input was unordered
+	// (a NaN): a mask register for AVX-512, a vector for AVX2. An OR per
+	// tap keeps its dependency chain one cycle long.
+	var seenK reg.Virtual
+	var seenV reg.VecVirtual
+	if k.lanes == 16 {
+		seenK = K()
+		KXORW(seenK, seenK, seenK)
+	} else {
+		seenV = k.vec()
+		VXORPS(seenV, seenV, seenV)
+	}
 	chunkLoop(name, k, stride, a, func(o, p reg.GPVirtual) {
 		acc := k.vec()
 		VMOVAPS(neg, acc)
@@ -164,19 +175,23 @@ func maxKernel(k isa, stride int, evens, negInf Mem) {
 			// acc = v > acc ? v : acc: an equal later element (+0
 			// after -0) does not replace the first.
 			VMAXPS(acc, v, acc)
-			// A NaN anywhere makes the running sum a NaN.
-			VADDPS(v, chk, chk)
+			if k.lanes == 16 {
+				m := K()
+				VCMPPS(U8(3), v, v, m) // unordered
+				KORW(m, seenK, seenK)
+			} else {
+				u := k.vec()
+				VCMPPS(U8(3), v, v, u)
+				VORPS(u, seenV, seenV)
+			}
 		})
 		VMOVUPS(acc, Mem{Base: a.dst, Index: o, Scale: 4})
 	})
 	nan := GP8()
 	if k.lanes == 16 {
-		m := K()
-		VCMPPS(U8(3), chk, chk, m) // unordered
-		KORTESTW(m, m)
+		KORTESTW(seenK, seenK)
 	} else {
-		VCMPPS(U8(3), chk, chk, chk)
-		VTESTPS(chk, chk)
+		VTESTPS(seenV, seenV)
 	}
 	SETNE(nan)
 	VZEROUPPER()
