@@ -88,10 +88,11 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 	g, rows, cols := f.g, f.rows, f.cols
 	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	colMajor := k.storageOrder == 1
-	vec := newPoolRowKernel(k.mode, &f, pl.countPad, x, y, idx)
 	work := pl.planes * OH
 	grain := max(1, par.Grain/max(1, OW*g.KernelSize()))
 	par.For(work, k.threads, grain, func(lo, hi int) {
+		// Made here, not outside, so that it stays on this goroutine's stack.
+		vec := newPoolRowKernel(k.mode, f, pl.countPad, x, y, idx)
 		for task := lo; task < hi; task++ {
 			plane, oh := task/OH, task%OH
 			src := x[plane*H*W : (plane+1)*H*W]
@@ -105,6 +106,9 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 			}
 			for _, span := range spans {
 				for ow := span[0]; ow < span[1]; ow++ {
+					if vec.maxAt(plane, oh, ow) {
+						continue
+					}
 					c := cols[ow]
 					if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
 						// A whole 2×2 window (LeNet's and most CNNs' pooling):

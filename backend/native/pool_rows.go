@@ -1,6 +1,10 @@
 package native
 
-import "github.com/deep500/deep500-go/backend/native/internal/pool"
+import (
+	"math"
+
+	"github.com/deep500/deep500-go/backend/native/internal/pool"
+)
 
 // poolRowKernel runs the vector kernels of package pool on the part of
 // each output row of a float32 2-D MaxPool or AveragePool whose windows
@@ -13,9 +17,10 @@ type poolRowKernel struct {
 	enabled      bool
 	max          bool
 	countPad     bool
-	f            *poolFast2D
+	rows, cols   []poolAxis
+	H, W, OH, OW int
 	x, y         []float32
-	kh, kw, sw   int
+	kw, sw       int
 	colLo, colHi int // output columns with whole windows
 }
 
@@ -23,14 +28,15 @@ type poolRowKernel struct {
 // float32 data, MaxPool or AveragePool, no dilation, no Indices output
 // (their offsets are the scalar loop's), and some column with a whole
 // window.
-func newPoolRowKernel[T float32 | float64 | int8 | uint8](mode poolMode, f *poolFast2D, countPad bool, x, y []T, idx []int64) poolRowKernel {
+func newPoolRowKernel[T float32 | float64 | int8 | uint8](mode poolMode, f poolFast2D, countPad bool, x, y []T, idx []int64) poolRowKernel {
 	xf, okX := any(x).([]float32)
 	yf, okY := any(y).([]float32)
 	if !okX || !okY || idx != nil || f.dh != 1 || f.dw != 1 || (mode != poolMax && mode != poolAvg) {
 		return poolRowKernel{}
 	}
-	k := poolRowKernel{max: mode == poolMax, countPad: countPad, f: f, x: xf, y: yf,
-		kh: f.g.Kernel[0], kw: f.g.Kernel[1], sw: f.g.Strides[1], colLo: -1}
+	k := poolRowKernel{max: mode == poolMax, countPad: countPad, rows: f.rows, cols: f.cols,
+		H: f.H, W: f.W, OH: f.OH, OW: f.OW, x: xf, y: yf,
+		kw: f.g.Kernel[1], sw: f.g.Strides[1], colLo: -1}
 	for ow, c := range f.cols {
 		if c.lo == 0 && c.hi == k.kw {
 			if k.colLo < 0 {
@@ -49,7 +55,7 @@ func (k *poolRowKernel) row(plane, oh int) bool {
 	if !k.enabled {
 		return false
 	}
-	f := k.f
+	f := k
 	r := f.rows[oh]
 	rows := r.hi - r.lo
 	if rows <= 0 {
@@ -67,5 +73,42 @@ func (k *poolRowKernel) row(plane, oh int) bool {
 		cnt = r.pad * k.kw
 	}
 	pool.AvgWindows(dst, src, f.W, rows, k.kw, k.sw, float64(cnt))
+	return true
+}
+
+// maxAt sets output column ow of row oh of plane to the first maximum of
+// its window when that window holds no NaN and some input, and reports
+// whether it did. It serves the columns the padding overlaps, without a
+// branch on the data (the scalar loop's compares mispredict often enough
+// to make these few columns cost as much as all the rest of the row).
+func (k *poolRowKernel) maxAt(plane, oh, ow int) bool {
+	if !k.enabled || !k.max {
+		return false
+	}
+	r, c := k.rows[oh], k.cols[ow]
+	if r.hi <= r.lo || c.hi <= c.lo {
+		return false
+	}
+	src := k.x[plane*k.H*k.W : (plane+1)*k.H*k.W]
+	best := math.Float32bits(float32(math.Inf(-1)))
+	var nan uint32
+	for kh := r.lo; kh < r.hi; kh++ {
+		row := (r.start+kh)*k.W + c.start
+		for _, v := range src[row+c.lo : row+c.hi] {
+			// Integer selects compile to conditional moves; a later
+			// equal element (+0 after -0) does not replace the first.
+			cur, bits := math.Float32frombits(best), math.Float32bits(v)
+			if v > cur {
+				best = bits
+			}
+			if v != v {
+				nan = 1
+			}
+		}
+	}
+	if nan != 0 {
+		return false
+	}
+	k.y[plane*k.OH*k.OW+oh*k.OW+ow] = math.Float32frombits(best)
 	return true
 }
