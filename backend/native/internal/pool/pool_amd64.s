@@ -244,7 +244,7 @@ avgS2AVX2_done:
 	RET
 
 // func maxS1AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·maxS1AVX512(SB), NOSPLIT, $0-49
 	MOVQ         dst+0(FP), AX
 	MOVQ         src+8(FP), CX
@@ -261,6 +261,7 @@ TEXT ·maxS1AVX512(SB), NOSPLIT, $0-49
 maxS1AVX512_chunk:
 	LEAQ    (CX)(R8*4), R9
 	VMOVAPS Z0, Z1
+	VXORPS  Z2, Z2, Z2
 	MOVQ    SI, R10
 
 maxS1AVX512_row:
@@ -268,16 +269,17 @@ maxS1AVX512_row:
 	MOVQ DI, R12
 
 maxS1AVX512_tap:
-	VMOVUPS (R11), Z2
-	VMAXPS  Z1, Z2, Z1
-	VCMPPS  $0x03, Z2, Z2, K2
-	KORW    K2, K1, K1
+	VMOVUPS (R11), Z3
+	VMAXPS  Z1, Z3, Z1
+	VADDPS  Z3, Z2, Z2
 	ADDQ    $0x04, R11
 	DECQ    R12
 	JNZ     maxS1AVX512_tap
 	ADDQ    BX, R9
 	DECQ    R10
 	JNZ     maxS1AVX512_row
+	VCMPPS  $0x03, Z2, Z2, K2
+	KORW    K2, K1, K1
 	VMOVUPS Z1, (AX)(R8*4)
 	CMPQ    R8, DX
 	JEQ     maxS1AVX512_done
@@ -351,7 +353,7 @@ avgS1AVX512_done:
 	RET
 
 // func maxS2AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512DQ, AVX512F
 TEXT ·maxS2AVX512(SB), NOSPLIT, $0-49
 	MOVQ         dst+0(FP), AX
 	MOVQ         src+8(FP), CX
@@ -369,6 +371,7 @@ TEXT ·maxS2AVX512(SB), NOSPLIT, $0-49
 maxS2AVX512_chunk:
 	LEAQ    (CX)(R8*8), R9
 	VMOVAPS Z1, Z2
+	VXORPS  Z3, Z3, Z3
 	MOVQ    SI, R10
 
 maxS2AVX512_row:
@@ -376,17 +379,18 @@ maxS2AVX512_row:
 	MOVQ DI, R12
 
 maxS2AVX512_tap:
-	VMOVUPS   (R11), Z3
-	VPERMT2PS 60(R11), Z0, Z3
-	VMAXPS    Z2, Z3, Z2
-	VCMPPS    $0x03, Z3, Z3, K2
-	KORW      K2, K1, K1
+	VMOVUPS   (R11), Z4
+	VPERMT2PS 60(R11), Z0, Z4
+	VMAXPS    Z2, Z4, Z2
+	VADDPS    Z4, Z3, Z3
 	ADDQ      $0x04, R11
 	DECQ      R12
 	JNZ       maxS2AVX512_tap
 	ADDQ      BX, R9
 	DECQ      R10
 	JNZ       maxS2AVX512_row
+	VCMPPS    $0x03, Z3, Z3, K2
+	KORW      K2, K1, K1
 	VMOVUPS   Z2, (AX)(R8*4)
 	CMPQ      R8, DX
 	JEQ       maxS2AVX512_done

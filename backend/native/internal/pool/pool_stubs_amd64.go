@@ -4,25 +4,25 @@
 
 package pool
 
-// maxS1AVX2 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 1 (rows stride elements apart); nan reports that an input was a NaN, and then dst is to be recomputed.
+// maxS1AVX2 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 1 (rows stride elements apart); nan reports that a window may hold a NaN (one holding both infinities may be reported too), and then dst is to be recomputed.
 func maxS1AVX2(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
 
 // avgS1AVX2 writes to dst[0:n] the float64 sum of each window of rows×kw inputs at column stride 1 (rows stride elements apart), taken in row-major order, divided by divisor and rounded to float32.
 func avgS1AVX2(dst *float32, src *float32, n int, stride int, rows int, kw int, divisor float64)
 
-// maxS2AVX2 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 2 (rows stride elements apart); nan reports that an input was a NaN, and then dst is to be recomputed.
+// maxS2AVX2 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 2 (rows stride elements apart); nan reports that a window may hold a NaN (one holding both infinities may be reported too), and then dst is to be recomputed.
 func maxS2AVX2(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
 
 // avgS2AVX2 writes to dst[0:n] the float64 sum of each window of rows×kw inputs at column stride 2 (rows stride elements apart), taken in row-major order, divided by divisor and rounded to float32.
 func avgS2AVX2(dst *float32, src *float32, n int, stride int, rows int, kw int, divisor float64)
 
-// maxS1AVX512 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 1 (rows stride elements apart); nan reports that an input was a NaN, and then dst is to be recomputed.
+// maxS1AVX512 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 1 (rows stride elements apart); nan reports that a window may hold a NaN (one holding both infinities may be reported too), and then dst is to be recomputed.
 func maxS1AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
 
 // avgS1AVX512 writes to dst[0:n] the float64 sum of each window of rows×kw inputs at column stride 1 (rows stride elements apart), taken in row-major order, divided by divisor and rounded to float32.
 func avgS1AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int, divisor float64)
 
-// maxS2AVX512 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 2 (rows stride elements apart); nan reports that an input was a NaN, and then dst is to be recomputed.
+// maxS2AVX512 writes to dst[0:n] the first maximum of each window of rows×kw inputs at column stride 2 (rows stride elements apart); nan reports that a window may hold a NaN (one holding both infinities may be reported too), and then dst is to be recomputed.
 func maxS2AVX512(dst *float32, src *float32, n int, stride int, rows int, kw int) (nan bool)
 
 // avgS2AVX512 writes to dst[0:n] the float64 sum of each window of rows×kw inputs at column stride 2 (rows stride elements apart), taken in row-major order, divided by divisor and rounded to float32.
