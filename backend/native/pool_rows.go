@@ -14,7 +14,7 @@ import (
 // hold a NaN is handed back to the scalar loop whole, which keeps the
 // first NaN.
 type poolRowKernel struct {
-	enabled      bool
+	enabled      bool // row runs the vector kernels
 	max          bool
 	countPad     bool
 	rows, cols   []poolAxis
@@ -24,10 +24,12 @@ type poolRowKernel struct {
 	colLo, colHi int // output columns with whole windows
 }
 
-// newPoolRowKernel reports (in enabled) whether the vector kernels apply:
-// float32 data, MaxPool or AveragePool, no dilation, no Indices output
-// (their offsets are the scalar loop's), and some column with a whole
-// window.
+// newPoolRowKernel prepares the float32 paths of pool2D. They need
+// float32 data, MaxPool or AveragePool, no dilation and no Indices output
+// (their offsets are the scalar loop's); else the kernel is the zero
+// value, which does nothing. The vector kernels (row, when enabled) also
+// need a run of whole-window columns long enough for them; the
+// branch-free MaxPool window (maxAt) serves every column.
 func newPoolRowKernel[T float32 | float64 | int8 | uint8](mode poolMode, f poolFast2D, countPad bool, x, y []T, idx []int64) poolRowKernel {
 	xf, okX := any(x).([]float32)
 	yf, okY := any(y).([]float32)
@@ -45,7 +47,10 @@ func newPoolRowKernel[T float32 | float64 | int8 | uint8](mode poolMode, f poolF
 			k.colHi = ow + 1
 		}
 	}
-	k.enabled = k.colLo >= 0
+	// Rows the kernels would run in portable Go (too short, stride over
+	// 2, no vector unit) stay with pool2D's loop, whose 2×2 and border
+	// cases are tuned for small windows.
+	k.enabled = k.colLo >= 0 && pool.Vectorised(k.colHi-k.colLo, k.sw)
 	return k
 }
 
@@ -82,7 +87,7 @@ func (k *poolRowKernel) row(plane, oh int) bool {
 // branch on the data (the scalar loop's compares mispredict often enough
 // to make these few columns cost as much as all the rest of the row).
 func (k *poolRowKernel) maxAt(plane, oh, ow int) bool {
-	if !k.enabled || !k.max {
+	if !k.max || k.rows == nil {
 		return false
 	}
 	r, c := k.rows[oh], k.cols[ow]

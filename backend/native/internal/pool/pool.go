@@ -9,6 +9,9 @@ type Impl struct {
 	Name       string
 	MaxWindows func(dst, src []float32, stride, rows, kw, sw int) (ok bool)
 	AvgWindows func(dst, src []float32, stride, rows, kw, sw int, divisor float64)
+	// Vectorised reports whether rows of n outputs at column stride sw
+	// run vector code (else they run the portable loops).
+	Vectorised func(n, sw int) bool
 }
 
 // impls is the dispatch table: the implementations this machine runs,
@@ -21,6 +24,11 @@ var active = impls[0]
 // Implementations returns every implementation this machine can run, the
 // one in use first and the portable one last.
 func Implementations() []Impl { return append([]Impl(nil), impls...) }
+
+// Vectorised reports whether the kernels run vector code on rows of n
+// outputs at column stride sw; when not, a caller with a scalar loop of
+// its own tuned for small windows may as well keep it.
+func Vectorised(n, sw int) bool { return active.Vectorised(n, sw) }
 
 // MaxWindows sets dst[o], for every o < len(dst), to the first maximum in
 // row-major order of the window src[r*stride + o*sw + j], r < rows, j < kw
@@ -46,7 +54,8 @@ func windowSpan(n, stride, rows, kw, sw int) int {
 
 // portable is the implementation in plain Go, which runs everywhere and
 // serves any stride and the rows too short for the vector kernels.
-var portable = Impl{Name: "portable", MaxWindows: maxWindowsPortable, AvgWindows: avgWindowsPortable}
+var portable = Impl{Name: "portable", MaxWindows: maxWindowsPortable, AvgWindows: avgWindowsPortable,
+	Vectorised: func(n, sw int) bool { return false }}
 
 func maxWindowsPortable(dst, src []float32, stride, rows, kw, sw int) bool {
 	if len(dst) == 0 {

@@ -9,10 +9,10 @@ import "golang.org/x/sys/cpu"
 func archImpls() []Impl {
 	var list []Impl
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 {
-		list = append(list, Impl{Name: "avx512", MaxWindows: maxWindowsAVX512, AvgWindows: avgWindowsAVX512})
+		list = append(list, Impl{Name: "avx512", MaxWindows: maxWindowsAVX512, AvgWindows: avgWindowsAVX512, Vectorised: vectorisedAVX})
 	}
 	if cpu.X86.HasAVX2 {
-		list = append(list, Impl{Name: "avx2", MaxWindows: maxWindowsAVX2, AvgWindows: avgWindowsAVX2})
+		list = append(list, Impl{Name: "avx2", MaxWindows: maxWindowsAVX2, AvgWindows: avgWindowsAVX2, Vectorised: vectorisedAVX})
 	}
 	return list
 }
@@ -20,6 +20,10 @@ func archImpls() []Impl {
 // The kernels of pool_amd64.s take a row of at least one vector of
 // outputs (8 for AVX2, 16 for AVX-512) at column stride 1 or 2; shorter
 // rows go to the narrower kernels, other strides to the portable loops.
+
+// vectorisedAVX: both implementations run rows of 8 to 15 outputs in the
+// AVX2 kernels.
+func vectorisedAVX(n, sw int) bool { return n >= 8 && sw <= 2 }
 
 func maxWindowsAVX512(dst, src []float32, stride, rows, kw, sw int) bool {
 	n := len(dst)

@@ -153,6 +153,20 @@ func TestWindowsReadOnlyTheirWindows(t *testing.T) {
 	}
 }
 
+// Vectorised is false for the portable implementation and, for the
+// others, true for the rows their kernels take.
+func TestVectorised(t *testing.T) {
+	for _, impl := range Implementations() {
+		want := impl.Name != "portable"
+		if got := impl.Vectorised(16, 2); got != want {
+			t.Errorf("%s: Vectorised(16, 2) = %v, want %v", impl.Name, got, want)
+		}
+		if impl.Vectorised(16, 3) || impl.Vectorised(7, 1) {
+			t.Errorf("%s: vector code for stride 3 or 7 outputs", impl.Name)
+		}
+	}
+}
+
 // The portable implementation is always listed, last.
 func TestImplementationsEndWithPortable(t *testing.T) {
 	list := Implementations()
