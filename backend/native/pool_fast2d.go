@@ -12,6 +12,8 @@ import (
 // test and no call per element. Large windows (dilated pooling over big
 // images) spend nearly all their time here. Work is split over
 // (plane, output row) pairs, so a single image still uses every core.
+// In float32 rows the whole windows go first to the vector kernels of
+// package pool (poolRowKernel, pool_rows.go), with the same results.
 
 // poolAxis is the valid kernel range of one output coordinate along one
 // spatial axis: kernel taps [lo, hi) fall inside the input, pad of them
@@ -106,9 +108,6 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 			}
 			for _, span := range spans {
 				for ow := span[0]; ow < span[1]; ow++ {
-					if vec.maxAt(plane, oh, ow) {
-						continue
-					}
 					c := cols[ow]
 					if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
 						// A whole 2×2 window (LeNet's and most CNNs' pooling):

@@ -1,10 +1,6 @@
 package native
 
-import (
-	"math"
-
-	"github.com/deep500/deep500-go/backend/native/internal/pool"
-)
+import "github.com/deep500/deep500-go/backend/native/internal/pool"
 
 // poolRowKernel runs the vector kernels of package pool on the part of
 // each output row of a float32 2-D MaxPool or AveragePool whose windows
@@ -27,9 +23,8 @@ type poolRowKernel struct {
 // newPoolRowKernel prepares the float32 paths of pool2D. They need
 // float32 data, MaxPool or AveragePool, no dilation and no Indices output
 // (their offsets are the scalar loop's); else the kernel is the zero
-// value, which does nothing. The vector kernels (row, when enabled) also
-// need a run of whole-window columns long enough for them; the
-// branch-free MaxPool window (maxAt) serves every column.
+// value, which does nothing. The vector kernels also need a run of
+// whole-window columns long enough for them.
 func newPoolRowKernel[T float32 | float64 | int8 | uint8](mode poolMode, f poolFast2D, countPad bool, x, y []T, idx []int64) poolRowKernel {
 	xf, okX := any(x).([]float32)
 	yf, okY := any(y).([]float32)
@@ -48,8 +43,8 @@ func newPoolRowKernel[T float32 | float64 | int8 | uint8](mode poolMode, f poolF
 		}
 	}
 	// Rows the kernels would run in portable Go (too short, stride over
-	// 2, no vector unit) stay with pool2D's loop, whose 2×2 and border
-	// cases are tuned for small windows.
+	// 2, no vector unit) stay with pool2D's loop, whose 2×2 case is tuned
+	// for small windows.
 	k.enabled = k.colLo >= 0 && pool.Vectorised(k.colHi-k.colLo, k.sw)
 	return k
 }
@@ -78,42 +73,5 @@ func (k *poolRowKernel) row(plane, oh int) bool {
 		cnt = r.pad * k.kw
 	}
 	pool.AvgWindows(dst, src, f.W, rows, k.kw, k.sw, float64(cnt))
-	return true
-}
-
-// maxAt sets output column ow of row oh of plane to the first maximum of
-// its window when that window holds no NaN and some input, and reports
-// whether it did. It serves the columns the padding overlaps, without a
-// branch on the data (the scalar loop's compares mispredict often enough
-// to make these few columns cost as much as all the rest of the row).
-func (k *poolRowKernel) maxAt(plane, oh, ow int) bool {
-	if !k.max || k.rows == nil {
-		return false
-	}
-	r, c := k.rows[oh], k.cols[ow]
-	if r.hi <= r.lo || c.hi <= c.lo {
-		return false
-	}
-	src := k.x[plane*k.H*k.W : (plane+1)*k.H*k.W]
-	best := math.Float32bits(float32(math.Inf(-1)))
-	var nan uint32
-	for kh := r.lo; kh < r.hi; kh++ {
-		row := (r.start+kh)*k.W + c.start
-		for _, v := range src[row+c.lo : row+c.hi] {
-			// Integer selects compile to conditional moves; a later
-			// equal element (+0 after -0) does not replace the first.
-			cur, bits := math.Float32frombits(best), math.Float32bits(v)
-			if v > cur {
-				best = bits
-			}
-			if v != v {
-				nan = 1
-			}
-		}
-	}
-	if nan != 0 {
-		return false
-	}
-	k.y[plane*k.OH*k.OW+oh*k.OW+ow] = math.Float32frombits(best)
 	return true
 }
