@@ -100,69 +100,72 @@ func pool2D[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan, y, 
 			src := x[plane*H*W : (plane+1)*H*W]
 			dst := y[plane*OH*OW+oh*OW : plane*OH*OW+(oh+1)*OW]
 			r := rows[oh]
-			// The columns left to the scalar loop below: all, or only
-			// those whose windows overlap the padding.
-			spans := [2][2]int{{0, OW}}
+			// The vector kernels did columns [skipLo, skipHi) when they
+			// applied; the scalar loop below does the rest.
+			skipLo, skipHi := OW, OW
 			if vec.row(plane, oh) {
-				spans = [2][2]int{{0, vec.colLo}, {vec.colHi, OW}}
+				skipLo, skipHi = vec.colLo, vec.colHi
 			}
-			for _, span := range spans {
-				for ow := span[0]; ow < span[1]; ow++ {
-					c := cols[ow]
-					if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
-						// A whole 2×2 window (LeNet's and most CNNs' pooling):
-						// four fixed compares, first maximum kept as below; a
-						// window holding a NaN takes the general loop.
-						if best, bestOff, ok := max2x2(src, (r.start+r.lo)*W+c.start+c.lo, W); ok {
-							dst[ow] = best
-							if idx != nil {
-								idx[plane*OH*OW+oh*OW+ow] = poolIndex(plane, H, W, bestOff, colMajor)
-							}
-							continue
-						}
+			for ow := 0; ow < OW; ow++ {
+				if ow == skipLo {
+					if ow = skipHi; ow >= OW {
+						break
 					}
-					if k.mode == poolMax {
-						best, bestOff, found := T(0), -1, false
-						for kh := r.lo; kh < r.hi; kh++ {
-							row := (r.start + kh*dh) * W
-							for kw := c.lo; kw < c.hi; kw++ {
-								off := row + c.start + kw*dw
-								v := src[off]
-								if !found || v > best || (v != v && best == best) {
-									best, bestOff, found = v, off, true
-								}
-							}
-						}
+				}
+				c := cols[ow]
+				if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
+					// A whole 2×2 window (LeNet's and most CNNs' pooling):
+					// four fixed compares, first maximum kept as below; a
+					// window holding a NaN takes the general loop.
+					if best, bestOff, ok := max2x2(src, (r.start+r.lo)*W+c.start+c.lo, W); ok {
 						dst[ow] = best
 						if idx != nil {
-							i := plane*OH*OW + oh*OW + ow
-							if bestOff < 0 {
-								idx[i] = -1
-							} else {
-								idx[i] = poolIndex(plane, H, W, bestOff, colMajor)
-							}
+							idx[plane*OH*OW+oh*OW+ow] = poolIndex(plane, H, W, bestOff, colMajor)
 						}
 						continue
 					}
-					var sum float64
+				}
+				if k.mode == poolMax {
+					best, bestOff, found := T(0), -1, false
 					for kh := r.lo; kh < r.hi; kh++ {
 						row := (r.start + kh*dh) * W
 						for kw := c.lo; kw < c.hi; kw++ {
-							sum += float64(src[row+c.start+kw*dw])
+							off := row + c.start + kw*dw
+							v := src[off]
+							if !found || v > best || (v != v && best == best) {
+								best, bestOff, found = v, off, true
+							}
 						}
 					}
-					cnt := (r.hi - r.lo) * (c.hi - c.lo)
-					if r.hi <= r.lo || c.hi <= c.lo {
-						cnt = 0
+					dst[ow] = best
+					if idx != nil {
+						i := plane*OH*OW + oh*OW + ow
+						if bestOff < 0 {
+							idx[i] = -1
+						} else {
+							idx[i] = poolIndex(plane, H, W, bestOff, colMajor)
+						}
 					}
-					if pl.countPad {
-						cnt = r.pad * c.pad
+					continue
+				}
+				var sum float64
+				for kh := r.lo; kh < r.hi; kh++ {
+					row := (r.start + kh*dh) * W
+					for kw := c.lo; kw < c.hi; kw++ {
+						sum += float64(src[row+c.start+kw*dw])
 					}
-					if cnt > 0 {
-						dst[ow] = T(sum / float64(cnt))
-					} else {
-						dst[ow] = T(math.NaN())
-					}
+				}
+				cnt := (r.hi - r.lo) * (c.hi - c.lo)
+				if r.hi <= r.lo || c.hi <= c.lo {
+					cnt = 0
+				}
+				if pl.countPad {
+					cnt = r.pad * c.pad
+				}
+				if cnt > 0 {
+					dst[ow] = T(sum / float64(cnt))
+				} else {
+					dst[ow] = T(math.NaN())
 				}
 			}
 		}
