@@ -12,6 +12,8 @@ import (
 // test and no call per element. Large windows (dilated pooling over big
 // images) spend nearly all their time here. Work is split over
 // (plane, output row) pairs, so a single image still uses every core.
+// In float32 rows the whole windows go first to the vector kernels of
+// package pool (poolRowKernel, pool_rows.go), with the same results.
 
 // poolAxis is the valid kernel range of one output coordinate along one
 // spatial axis: kernel taps [lo, hi) fall inside the input, pad of them
@@ -125,12 +127,25 @@ func pool2DRange[T float32 | float64 | int8 | uint8](k *poolKernel, pl *poolPlan
 	rows, cols := f.rows, f.cols
 	H, W, OH, OW, dh, dw := f.H, f.W, f.OH, f.OW, f.dh, f.dw
 	colMajor := k.storageOrder == 1
+	// Made here, not outside, so that it stays on this goroutine's stack.
+	vec := newPoolRowKernel(k.mode, *f, pl.countPad, x, y, idx)
 	for task := lo; task < hi; task++ {
 		plane, oh := task/OH, task%OH
 		src := x[plane*H*W : (plane+1)*H*W]
 		dst := y[plane*OH*OW+oh*OW : plane*OH*OW+(oh+1)*OW]
 		r := rows[oh]
-		for ow := range OW {
+		// The vector kernels did columns [skipLo, skipHi) when they
+		// applied; the scalar loop below does the rest.
+		skipLo, skipHi := OW, OW
+		if vec.row(plane, oh) {
+			skipLo, skipHi = vec.colLo, vec.colHi
+		}
+		for ow := 0; ow < OW; ow++ {
+			if ow == skipLo {
+				if ow = skipHi; ow >= OW {
+					break
+				}
+			}
 			c := cols[ow]
 			if k.mode == poolMax && r.hi-r.lo == 2 && c.hi-c.lo == 2 && dh == 1 && dw == 1 {
 				// A whole 2×2 window (LeNet's and most CNNs' pooling):
