@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"fmt"
-	"sort"
 	"time"
 )
 
@@ -50,16 +49,9 @@ func Bench(run func() error, warmup, n int) (BenchResult, error) {
 	}, nil
 }
 
-// summarize computes min, median, 90th percentile (nearest rank) and max.
+// summarize computes min, median, 90th percentile (nearest rank) and max,
+// as quantiles does.
 func summarize(times []time.Duration) LatencyMS {
-	sorted := append([]time.Duration{}, times...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-	n := len(sorted)
-	median := ms(sorted[n/2])
-	if n%2 == 0 {
-		median = (ms(sorted[n/2-1]) + ms(sorted[n/2])) / 2
-	}
-	p90 := (9*n + 9) / 10 // nearest rank: ceil(0.9 n)
-	return LatencyMS{Min: ms(sorted[0]), Median: median, P90: ms(sorted[p90-1]), Max: ms(sorted[n-1])}
+	q := quantiles(times)
+	return LatencyMS{Min: q.Min, Median: q.Median, P90: q.P90, Max: q.Max}
 }
