@@ -30,6 +30,7 @@ type activationKernel struct {
 	wideIn    float32Scratch
 	wideOut   float32Scratch
 	intsAllow bool // Relu from version 14 also takes signed integers
+	task      any  // the parallel path's *activationTask (taskOf)
 }
 
 func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
@@ -39,13 +40,13 @@ func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	out := k.out.tensor(x.Type, x.Shape)
 	switch src := x.Data.(type) {
 	case []float32:
-		parallelActivation(k.fn, k.threads, out.Data.([]float32), src, true)
+		parallelActivation(k.fn, k.threads, out.Data.([]float32), src, true, taskOf[activationTask[float32]](&k.task))
 	case []float64:
-		parallelActivation(k.fn, k.threads, out.Data.([]float64), src, false)
+		parallelActivation(k.fn, k.threads, out.Data.([]float64), src, false, taskOf[activationTask[float64]](&k.task))
 	case []onnx.F16, []onnx.BF16:
 		in, _ := widenToFloat32(k.wideIn.get(x.Len()), src)
 		res := k.wideOut.get(x.Len())
-		parallelActivation(k.fn, k.threads, res, in, false)
+		parallelActivation(k.fn, k.threads, res, in, false, taskOf[activationTask[float32]](&k.task))
 		if err := narrowFromFloat32(out.Data, res); err != nil {
 			return nil, err
 		}
@@ -79,14 +80,36 @@ func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 // goroutines; Sigmoid and Tanh cost a transcendental per element (a
 // fraction of a nanosecond in the vector kernels, so they take bigger
 // chunks).
-func parallelActivation[T floatElem](fn activation, threads int, dst, src []T, vector bool) {
+// The parallel path hands task (held by the kernel) to the workers, so
+// that it allocates nothing.
+func parallelActivation[T floatElem](fn activation, threads int, dst, src []T, vector bool, task *activationTask[T]) {
 	grain := par.Grain / 8
 	if vector {
 		grain = par.Grain / 2
 	}
-	par.For(len(src), threads, grain, func(lo, hi int) {
-		applyActivation(fn, dst[lo:hi], src[lo:hi], vector)
-	})
+	chunks := par.Chunks(len(src), threads, grain)
+	if chunks <= 1 {
+		applyActivation(fn, dst, src, vector)
+		return
+	}
+	*task = activationTask[T]{fn: fn, dst: dst, src: src, vector: vector, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = activationTask[T]{} // hold no tensors between runs
+}
+
+// activationTask is parallelActivation's work: worker w applies fn to
+// chunk w of chunks.
+type activationTask[T floatElem] struct {
+	fn       activation
+	dst, src []T
+	vector   bool
+	chunks   int
+}
+
+func (t *activationTask[T]) Work(w int) {
+	n := len(t.src)
+	lo, hi := w*n/t.chunks, (w+1)*n/t.chunks
+	applyActivation(t.fn, t.dst[lo:hi], t.src[lo:hi], t.vector)
 }
 
 // applyActivation writes fn(src) into dst. With vector set (float32
