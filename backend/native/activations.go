@@ -181,6 +181,7 @@ type softmaxKernel struct {
 	wideOut    float32Scratch
 	maxes      []float64
 	sums       []float64
+	rowsTask   softmaxRowsTask // softmaxRows' parallel work
 }
 
 func (k *softmaxKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
@@ -214,7 +215,7 @@ func (k *softmaxKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	switch src := x.Data.(type) {
 	case []float32:
 		if inner == 1 {
-			softmaxRows(k.threads, out.Data.([]float32), src, outer, n)
+			softmaxRows(k.threads, out.Data.([]float32), src, outer, n, &k.rowsTask)
 			break
 		}
 		softmax(out.Data.([]float32), src, outer, n, inner, maxes, sums)
@@ -236,12 +237,27 @@ func (k *softmaxKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 // softmaxRows normalizes the rows of n contiguous float32 elements (the
 // inner axis, or the whole of each row before version 13) with the vector
 // kernel, rows spread over goroutines.
-func softmaxRows(threads int, dst, src []float32, rows, n int) {
-	par.For(rows, threads, max(1, par.Grain/8/max(n, 1)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			vec.Softmax(dst[r*n:(r+1)*n], src[r*n:(r+1)*n])
-		}
-	})
+// The parallel path hands task (held by the kernel) to the workers, so
+// that the call allocates nothing.
+func softmaxRows(threads int, dst, src []float32, rows, n int, task *softmaxRowsTask) {
+	chunks := par.Chunks(rows, threads, max(1, par.Grain/8/max(n, 1)))
+	*task = softmaxRowsTask{dst: dst, src: src, rows: rows, n: n, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = softmaxRowsTask{} // hold no tensors between runs
+}
+
+// softmaxRowsTask is softmaxRows' work: worker w normalizes chunk w of
+// the rows.
+type softmaxRowsTask struct {
+	dst, src        []float32
+	rows, n, chunks int
+}
+
+func (t *softmaxRowsTask) Work(w int) {
+	n := t.n
+	for r := w * t.rows / t.chunks; r < (w+1)*t.rows/t.chunks; r++ {
+		vec.Softmax(t.dst[r*n:(r+1)*n], t.src[r*n:(r+1)*n])
+	}
 }
 
 // softmax normalizes src, seen as [outer, n, inner], along its middle

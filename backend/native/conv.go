@@ -212,7 +212,8 @@ func convRunTask(items, work, threads int, t convItemTask, runner *convItemRunne
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
+	workers := convWorkers(items, work, threads)
+	if workers == 1 {
 		for i := range items {
 			t.runItem(i, 0, threads)
 		}
@@ -220,8 +221,20 @@ func convRunTask(items, work, threads int, t convItemTask, runner *convItemRunne
 	}
 	runner.task, runner.items = t, items
 	runner.next.Store(0)
-	par.Spread(min(threads, items), runner)
+	par.Spread(workers, runner)
 	runner.task = nil
+}
+
+// convWorkers is the number of workers convRunTask spreads items over
+// (1: it runs them in order, with threads inside each).
+func convWorkers(items, work, threads int) int {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
+		return 1
+	}
+	return min(threads, items)
 }
 
 // convForward computes y = conv(x, w) + b for float32 or float64 data
@@ -263,9 +276,11 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 	sc.reserve(threads)
 	ts := convTasksOf(sc, threads)
 	if !direct && !implicit {
-		// Allocate worker 0's buffer up front so parallel items only
-		// grow their own.
-		sc.get(0, kc*outSz)
+		// Every worker's buffer is made here, before the items run, so
+		// that a warm run allocates none whichever workers take items.
+		for wk := range convWorkers(s.n*s.group, mg*outSz*kc, threads) {
+			sc.get(wk, kc*outSz)
+		}
 	}
 	if implicit {
 		for len(ts.packers) < len(ts.eps) {

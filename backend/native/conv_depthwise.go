@@ -56,6 +56,9 @@ func convDepthwise[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	// A worker clears its scratch once (the padding), then each Load
 	// writes only the input's positions.
 	t.prepared = append(t.prepared[:0], make([]bool, threads)...)
+	for wk := range convWorkers(s.n*s.c, 0, threads) {
+		sc32.get(wk, s.dwLayout.ScratchSize()) // made before the items run
+	}
 	t.lo, t.hi = float32(math.Inf(-1)), float32(math.Inf(1))
 	t.after = epilogueOf[float32](act)
 	if t.after.Clamp && residual == nil {

@@ -240,7 +240,7 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 // parallelJob, so a parallel product allocates nothing once warm.
 func gemmParallel[T Float](job gemmJob[T], threads int) {
 	pool := parallelJobPool[T]()
-	p, _ := pool.Get().(*parallelJob[T])
+	p := pool.get()
 	if p == nil {
 		p = new(parallelJob[T])
 	}
@@ -248,7 +248,7 @@ func gemmParallel[T Float](job gemmJob[T], threads int) {
 	p.next.Store(0)
 	par.Spread(threads, p)
 	p.gemmJob = gemmJob[T]{} // keep no operand alive in the pool
-	pool.Put(p)
+	pool.put(p)
 }
 
 // parallelJob is a product shared by par.Spread's workers.
@@ -260,30 +260,66 @@ type parallelJob[T Float] struct {
 // Work computes tiles until none is left (par.Task).
 func (p *parallelJob[T]) Work(int) { p.work(&p.next) }
 
-var parallelJobs32, parallelJobs64 sync.Pool // of *parallelJob[float32], [float64]
+var (
+	parallelJobs32 freeList[parallelJob[float32]]
+	parallelJobs64 freeList[parallelJob[float64]]
+)
 
-func parallelJobPool[T Float]() *sync.Pool {
+func parallelJobPool[T Float]() *freeList[parallelJob[T]] {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
-		return &parallelJobs32
+		return any(&parallelJobs32).(*freeList[parallelJob[T]])
 	}
-	return &parallelJobs64
+	return any(&parallelJobs64).(*freeList[parallelJob[T]])
+}
+
+// freeList keeps values for reuse: the pack buffers and parallel jobs.
+// Unlike a sync.Pool it never drops them (a garbage collection empties a
+// sync.Pool, and a goroutine that moved to another processor misses the
+// values put on the first, both costing allocations in a warm inference);
+// it holds at most as many as were in use at once.
+type freeList[T any] struct {
+	mu    sync.Mutex
+	items []*T
+}
+
+// get takes a value, or returns nil when none is free.
+func (f *freeList[T]) get() *T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.items)
+	if n == 0 {
+		return nil
+	}
+	p := f.items[n-1]
+	f.items[n-1] = nil
+	f.items = f.items[:n-1]
+	return p
+}
+
+// put gives p back for reuse.
+func (f *freeList[T]) put(p *T) {
+	f.mu.Lock()
+	f.items = append(f.items, p)
+	f.mu.Unlock()
 }
 
 // The pack buffers are pooled, so that the products of a training step or
 // an inference do not allocate them again at every run. There is one pool
 // per power-of-two capacity: a buffer taken for n elements comes from the
 // class of the next power of two, so it always fits, and products of
-// different sizes do not evict each other's buffers (only the garbage
-// collector drops them).
-var gemmPackPools32, gemmPackPools64 [bits.UintSize]sync.Pool // of *[]float32, *[]float64
+// different sizes do not evict each other's buffers.
+var (
+	gemmPackPools32 [bits.UintSize]freeList[[]float32]
+	gemmPackPools64 [bits.UintSize]freeList[[]float64]
+)
 
-func gemmPackPool[T Float](class int) *sync.Pool {
+func gemmPackPool[T Float](class int) *freeList[[]T] {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
-		return &gemmPackPools32[class]
+		return any(&gemmPackPools32[class]).(*freeList[[]T])
 	}
-	return &gemmPackPools64[class]
+	return any(&gemmPackPools64[class]).(*freeList[[]T])
 }
 
 // PackBuffer returns a pooled buffer of n elements (contents unspecified:
@@ -291,7 +327,7 @@ func gemmPackPool[T Float](class int) *sync.Pool {
 // ReleasePackBuffer gives it back.
 func PackBuffer[T Float](n int) *[]T {
 	class := bits.Len(uint(max(n, 1) - 1)) // 1<<class >= n
-	if p, ok := gemmPackPool[T](class).Get().(*[]T); ok && cap(*p) >= n {
+	if p := gemmPackPool[T](class).get(); p != nil && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
@@ -303,7 +339,7 @@ func PackBuffer[T Float](n int) *[]T {
 // caller must not use it afterwards.
 func ReleasePackBuffer[T Float](p *[]T) {
 	if c := cap(*p); c > 0 {
-		gemmPackPool[T](bits.Len(uint(c)) - 1).Put(p) // the class whose size its capacity covers
+		gemmPackPool[T](bits.Len(uint(c)) - 1).put(p) // the class whose size its capacity covers
 	}
 }
 
