@@ -30,6 +30,7 @@ type activationKernel struct {
 	wideIn    float32Scratch
 	wideOut   float32Scratch
 	intsAllow bool // Relu from version 14 also takes signed integers
+	task      any  // the parallel path's *activationTask (taskOf)
 }
 
 func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
@@ -39,13 +40,13 @@ func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	out := k.out.tensor(x.Type, x.Shape)
 	switch src := x.Data.(type) {
 	case []float32:
-		parallelActivation(k.fn, k.threads, out.Data.([]float32), src, true)
+		parallelActivation(k.fn, k.threads, out.Data.([]float32), src, true, taskOf[activationTask[float32]](&k.task))
 	case []float64:
-		parallelActivation(k.fn, k.threads, out.Data.([]float64), src, false)
+		parallelActivation(k.fn, k.threads, out.Data.([]float64), src, false, taskOf[activationTask[float64]](&k.task))
 	case []onnx.F16, []onnx.BF16:
 		in, _ := widenToFloat32(k.wideIn.get(x.Len()), src)
 		res := k.wideOut.get(x.Len())
-		parallelActivation(k.fn, k.threads, res, in, false)
+		parallelActivation(k.fn, k.threads, res, in, false, taskOf[activationTask[float32]](&k.task))
 		if err := narrowFromFloat32(out.Data, res); err != nil {
 			return nil, err
 		}
@@ -79,14 +80,36 @@ func (k *activationKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 // goroutines; Sigmoid and Tanh cost a transcendental per element (a
 // fraction of a nanosecond in the vector kernels, so they take bigger
 // chunks).
-func parallelActivation[T floatElem](fn activation, threads int, dst, src []T, vector bool) {
+// The parallel path hands task (held by the kernel) to the workers, so
+// that it allocates nothing.
+func parallelActivation[T floatElem](fn activation, threads int, dst, src []T, vector bool, task *activationTask[T]) {
 	grain := par.Grain / 8
 	if vector {
 		grain = par.Grain / 2
 	}
-	par.For(len(src), threads, grain, func(lo, hi int) {
-		applyActivation(fn, dst[lo:hi], src[lo:hi], vector)
-	})
+	chunks := par.Chunks(len(src), threads, grain)
+	if chunks <= 1 {
+		applyActivation(fn, dst, src, vector)
+		return
+	}
+	*task = activationTask[T]{fn: fn, dst: dst, src: src, vector: vector, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = activationTask[T]{} // hold no tensors between runs
+}
+
+// activationTask is parallelActivation's work: worker w applies fn to
+// chunk w of chunks.
+type activationTask[T floatElem] struct {
+	fn       activation
+	dst, src []T
+	vector   bool
+	chunks   int
+}
+
+func (t *activationTask[T]) Work(w int) {
+	n := len(t.src)
+	lo, hi := w*n/t.chunks, (w+1)*n/t.chunks
+	applyActivation(t.fn, t.dst[lo:hi], t.src[lo:hi], t.vector)
 }
 
 // applyActivation writes fn(src) into dst. With vector set (float32
@@ -158,6 +181,7 @@ type softmaxKernel struct {
 	wideOut    float32Scratch
 	maxes      []float64
 	sums       []float64
+	rowsTask   softmaxRowsTask // softmaxRows' parallel work
 }
 
 func (k *softmaxKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
@@ -191,7 +215,7 @@ func (k *softmaxKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	switch src := x.Data.(type) {
 	case []float32:
 		if inner == 1 {
-			softmaxRows(k.threads, out.Data.([]float32), src, outer, n)
+			softmaxRows(k.threads, out.Data.([]float32), src, outer, n, &k.rowsTask)
 			break
 		}
 		softmax(out.Data.([]float32), src, outer, n, inner, maxes, sums)
@@ -213,12 +237,27 @@ func (k *softmaxKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 // softmaxRows normalizes the rows of n contiguous float32 elements (the
 // inner axis, or the whole of each row before version 13) with the vector
 // kernel, rows spread over goroutines.
-func softmaxRows(threads int, dst, src []float32, rows, n int) {
-	par.For(rows, threads, max(1, par.Grain/8/max(n, 1)), func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			vec.Softmax(dst[r*n:(r+1)*n], src[r*n:(r+1)*n])
-		}
-	})
+// The parallel path hands task (held by the kernel) to the workers, so
+// that the call allocates nothing.
+func softmaxRows(threads int, dst, src []float32, rows, n int, task *softmaxRowsTask) {
+	chunks := par.Chunks(rows, threads, max(1, par.Grain/8/max(n, 1)))
+	*task = softmaxRowsTask{dst: dst, src: src, rows: rows, n: n, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = softmaxRowsTask{} // hold no tensors between runs
+}
+
+// softmaxRowsTask is softmaxRows' work: worker w normalizes chunk w of
+// the rows.
+type softmaxRowsTask struct {
+	dst, src        []float32
+	rows, n, chunks int
+}
+
+func (t *softmaxRowsTask) Work(w int) {
+	n := t.n
+	for r := w * t.rows / t.chunks; r < (w+1)*t.rows/t.chunks; r++ {
+		vec.Softmax(t.dst[r*n:(r+1)*n], t.src[r*n:(r+1)*n])
+	}
 }
 
 // softmax normalizes src, seen as [outer, n, inner], along its middle

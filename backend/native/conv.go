@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/deep500/deep500-go/backend/native/internal/conv"
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -27,6 +27,14 @@ import (
 type convShapes struct {
 	n, c, m, group int
 	geom           *convGeom
+
+	// The depthwise kernels' layout and plane kernel for these shapes
+	// and the implementation dwImpl (nil: not made yet), made by
+	// convDepthwise on first use.
+	dwImpl   *conv.DepthwiseImpl
+	dwLayout conv.DepthwiseLayout
+	dwOK     bool
+	dwKernel conv.DepthwisePlaneFunc
 }
 
 // checkConvShapes validates X [N, C, D...] and W [M, C/group, k...] (or,
@@ -84,8 +92,30 @@ func checkConvShapes(attrs *convWindowAttrs, kernelShape []int64, group int64, x
 	return s, nil
 }
 
-// convScratch holds the column buffers of each worker, kept across runs.
-type convScratch[T any] struct{ cols [][]T }
+// convScratch holds the column buffers of each worker, and the tasks that
+// spread a convolution's items over workers, kept across runs so that a
+// warm convolution allocates nothing.
+type convScratch[T any] struct {
+	cols [][]T
+	// tasks holds the *convTasks[T] of float convolutions (taskOf).
+	tasks any
+}
+
+// convTasks is the part of a float convolution's scratch that integer
+// convolutions do not use.
+type convTasks[T floatElem] struct {
+	// eps holds each worker's GEMM epilogue: the GEMM hands it to its
+	// own workers, so one on the stack would be allocated per item.
+	eps []gemm.Epilogue[T]
+	// packers are each worker's im2col panel packers for the implicit
+	// GEMM, whose pack functions are made once (a closure per item
+	// would be allocated per item).
+	packers []*convPacker[T]
+	items   convItemRunner
+	gemmT   convGemmItems[T]
+	dw      convDepthwiseItems
+	im2col  conv.Im2colTask[T]
+}
 
 // reserve makes room for workers' buffers before goroutines start, so
 // that get never grows the list while another worker reads it.
@@ -96,6 +126,16 @@ func (s *convScratch[T]) reserve(workers int) {
 	for len(s.cols) < workers {
 		s.cols = append(s.cols, nil)
 	}
+}
+
+// convTasksOf returns sc's float tasks, with an epilogue per worker for
+// workers workers.
+func convTasksOf[T floatElem](sc *convScratch[T], workers int) *convTasks[T] {
+	t := taskOf[convTasks[T]](&sc.tasks)
+	for len(t.eps) < workers {
+		t.eps = append(t.eps, gemm.Epilogue[T]{})
+	}
+	return t
 }
 
 // get returns worker's buffer of n elements. It grows the list of buffers
@@ -111,43 +151,90 @@ func (s *convScratch[T]) get(worker, n int) []T {
 	return s.cols[worker][:n]
 }
 
+// convPacker packs the im2col panels of one input block for the implicit
+// GEMM; pack is its method value, made once with the packer.
+type convPacker[T floatElem] struct {
+	x    []T
+	g    *convGeom
+	pack gemm.PanelPacker[T]
+}
+
+func (p *convPacker[T]) packPanels(dst []T, p0, j0, kc, nc, nr int) {
+	conv.PackIm2colPanels2D(dst, p.x, p.g, p0, j0, kc, nc, nr)
+}
+
 // convImplicitMin is the size of an im2col matrix (elements) from which a
 // 2-D convolution writes it a GEMM tile's block at a time instead of whole
 // (2 MB of float32: past the L2 cache of common x86 cores). A variable, so that
 // tests can send small convolutions either way.
 var convImplicitMin = 1 << 19
 
-// convRunItems runs item(i, worker, threadsInside) for i in [0, items):
-// sequentially with every thread inside each item when the items are big,
-// or spread over up to threads goroutines (one thread each) when they are
-// small.
+// convItemTask computes item i of a convolution on worker's scratch with
+// inner threads.
+type convItemTask interface {
+	runItem(i, worker, inner int)
+}
+
+// convItemFunc adapts a function to convItemTask (for the callers that
+// are not on the inference path, where building one per run is fine).
+type convItemFunc func(i, worker, inner int)
+
+func (f convItemFunc) runItem(i, worker, inner int) { f(i, worker, inner) }
+
+// convItemRunner is the par.Task of convRunTask: workers take items from a
+// shared counter.
+type convItemRunner struct {
+	task  convItemTask
+	items int
+	next  atomic.Int64
+}
+
+func (r *convItemRunner) Work(worker int) {
+	for {
+		i := int(r.next.Add(1)) - 1
+		if i >= r.items {
+			return
+		}
+		r.task.runItem(i, worker, 1)
+	}
+}
+
+// convRunItems is convRunTask for a function, with a runner of its own.
 func convRunItems(items, work, threads int, item func(i, worker, inner int)) {
+	convRunTask(items, work, threads, convItemFunc(item), new(convItemRunner))
+}
+
+// convRunTask runs t.runItem(i, worker, threadsInside) for i in [0,
+// items): sequentially with every thread inside each item when the items
+// are big, or spread over up to threads workers (one thread each, through
+// runner) when they are small.
+func convRunTask(items, work, threads int, t convItemTask, runner *convItemRunner) {
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	workers := convWorkers(items, work, threads)
+	if workers == 1 {
+		for i := range items {
+			t.runItem(i, 0, threads)
+		}
+		return
+	}
+	runner.task, runner.items = t, items
+	runner.next.Store(0)
+	par.Spread(workers, runner)
+	runner.task = nil
+}
+
+// convWorkers is the number of workers convRunTask spreads items over
+// (1: it runs them in order, with threads inside each).
+func convWorkers(items, work, threads int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
-		for i := range items {
-			item(i, 0, threads)
-		}
-		return
+		return 1
 	}
-	workers := min(threads, items)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for wk := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= items {
-					return
-				}
-				item(i, wk, 1)
-			}
-		}()
-	}
-	wg.Wait()
+	return min(threads, items)
 }
 
 // convForward computes y = conv(x, w) + b for float32 or float64 data
@@ -170,7 +257,7 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 	}
 	g := s.geom
 	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
+	ks, outSz := g.KernelSize(), g.OutSize()
 	kc := cg * ks
 	direct := g.Direct()
 	// A 2-D convolution wide enough for the blocked GEMM, whose im2col
@@ -183,53 +270,93 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 	// LeNet and ResNet-8, whose matrices are below the size, 5–7% longer
 	// by blocks.
 	implicit := !direct && len(g.In) == 2 && mg > gemm.FewRowsMax && kc*outSz >= convImplicitMin
-	if !direct && !implicit {
-		// Allocate worker 0's buffer up front so parallel items only
-		// grow their own.
-		sc.reserve(threads)
-		sc.get(0, kc*outSz)
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
 	}
-	convRunItems(s.n*s.group, mg*outSz*kc, threads, func(i, worker, inner int) {
-		ni, gi := i/s.group, i%s.group
-		xg := x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
-		yg := y[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
-		wg := w[gi*mg*kc : (gi+1)*mg*kc]
-		var ep *gemm.Epilogue[T]
-		epilogue := epilogueOf[T](act)
-		if b != nil || residual != nil || act != nil {
-			if b != nil {
-				epilogue.RowBias = b[gi*mg : (gi+1)*mg]
-			}
-			if residual != nil {
-				epilogue.Residual = residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
-			}
-			ep = &epilogue
+	sc.reserve(threads)
+	ts := convTasksOf(sc, threads)
+	if !direct && !implicit {
+		// Every worker's buffer is made here, before the items run, so
+		// that a warm run allocates none whichever workers take items.
+		for wk := range convWorkers(s.n*s.group, mg*outSz*kc, threads) {
+			sc.get(wk, kc*outSz)
 		}
-		if mg <= 2 && !direct {
-			// Too thin for a GEMM (depthwise convolutions): no im2col.
-			conv.DirectThin(yg, wg, xg, cg, mg, g, true)
-			ep.Apply(yg, outSz, mg, outSz)
-			return
+	}
+	if implicit {
+		for len(ts.packers) < len(ts.eps) {
+			p := &convPacker[T]{}
+			p.pack = p.packPanels
+			ts.packers = append(ts.packers, p)
 		}
-		if implicit {
-			packB := func(dst []T, p0, j0, kc, nc, nr int) { conv.PackIm2colPanels2D(dst, xg, g, p0, j0, kc, nc, nr) }
-			gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), packB, 0, yg, outSz, inner, ep)
-			return
+	}
+	t := &ts.gemmT
+	*t = convGemmItems[T]{y: y, x: x, w: w, b: b, residual: residual, s: s, sc: sc, ts: ts, act: act,
+		cg: cg, mg: mg, kc: kc, outSz: outSz, direct: direct, implicit: implicit}
+	convRunTask(s.n*s.group, mg*outSz*kc, threads, t, &ts.items)
+	*t = convGemmItems[T]{} // hold no tensors between runs
+}
+
+// convGemmItems is the work of convForwardFused: item i is the product
+// of image i/group, group i%group.
+type convGemmItems[T floatElem] struct {
+	y, x, w, b, residual []T
+	s                    *convShapes
+	sc                   *convScratch[T]
+	ts                   *convTasks[T]
+	act                  *fusedActivation
+	cg, mg, kc, outSz    int
+	direct, implicit     bool
+}
+
+func (t *convGemmItems[T]) runItem(i, worker, inner int) {
+	s, g, sc, ts := t.s, t.s.geom, t.sc, t.ts
+	cg, mg, kc, outSz, inSz := t.cg, t.mg, t.kc, t.outSz, t.s.geom.InSize()
+	ni, gi := i/s.group, i%s.group
+	xg := t.x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
+	yg := t.y[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
+	wg := t.w[gi*mg*kc : (gi+1)*mg*kc]
+	var ep *gemm.Epilogue[T]
+	if t.b != nil || t.residual != nil || t.act != nil {
+		ep = &ts.eps[worker]
+		*ep = epilogueOf[T](t.act)
+		if t.b != nil {
+			ep.RowBias = t.b[gi*mg : (gi+1)*mg]
 		}
-		cols := xg
-		if !direct {
-			cols = sc.get(worker, kc*outSz)
-			conv.Im2col(cols, xg, cg, g, inner)
+		if t.residual != nil {
+			ep.Residual = t.residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 		}
-		if mg <= 2 {
-			// A GEMM this thin (depthwise convolutions) is all packing:
-			// add the scaled column rows straight into the output rows.
-			conv.ThinProduct(yg, wg, cols, mg, kc, outSz, true)
-			ep.Apply(yg, outSz, mg, outSz)
-			return
+	}
+	if mg <= 2 && !t.direct {
+		// Too thin for a GEMM (depthwise convolutions): no im2col.
+		conv.DirectThin(yg, wg, xg, cg, mg, g, true)
+		ep.Apply(yg, outSz, mg, outSz)
+		return
+	}
+	if t.implicit {
+		p := ts.packers[worker]
+		p.x, p.g = xg, g
+		gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), p.pack, 0, yg, outSz, inner, ep)
+		p.x, p.g = nil, nil
+		return
+	}
+	cols := xg
+	if !t.direct {
+		cols = sc.get(worker, kc*outSz)
+		if inner > 1 {
+			// Only worker 0 runs items with threads inside.
+			ts.im2col.Run(cols, xg, cg, g, inner)
+		} else {
+			conv.Im2col(cols, xg, cg, g, 1)
 		}
-		gemm.MultiplyFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), 0, yg, outSz, inner, ep)
-	})
+	}
+	if mg <= 2 {
+		// A GEMM this thin (depthwise convolutions) is all packing:
+		// add the scaled column rows straight into the output rows.
+		conv.ThinProduct(yg, wg, cols, mg, kc, outSz, true)
+		ep.Apply(yg, outSz, mg, outSz)
+		return
+	}
+	gemm.MultiplyFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), 0, yg, outSz, inner, ep)
 }
 
 // convBuffers is the scratch of Conv and ConvTranspose, which run the same
@@ -284,8 +411,19 @@ type convKernel struct {
 	group       int64
 	threads     int
 
-	out outputBuffer
-	buf convBuffers
+	out  outputBuffer
+	buf  convBuffers
+	plan convPlan
+}
+
+// convPlan is a Conv kernel's checked shapes for the input shapes of its
+// last run, kept so that a run on the same shapes computes no geometry
+// (and allocates none). Inputs of other shapes replace it.
+type convPlan struct {
+	valid          bool
+	xShape, wShape []int
+	shapes         convShapes
+	outShape       []int // [N, M, out...]
 }
 
 func (k *convKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error) {
@@ -293,9 +431,7 @@ func (k *convKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The shape is built here, not returned by check, so that it stays on
-	// the stack (out.tensor copies it).
-	out := k.out.tensor(x.Type, append([]int{s.n, s.m}, s.geom.Out...))
+	out := k.out.tensor(x.Type, k.plan.outShape)
 	if err := k.buf.run("Conv", out, x, w, b, s, k.threads, convForward[float32], convForward[float64]); err != nil {
 		return nil, err
 	}
@@ -310,15 +446,26 @@ func (k *convKernel) check(x, w, b *onnx.Tensor) (*convShapes, error) {
 	if w.Type != x.Type || (b != nil && b.Type != x.Type) {
 		return nil, fmt.Errorf("inputs have different types: X %v, W %v", x.Type, w.Type)
 	}
-	s, err := checkConvShapes(&k.attrs, k.kernelShape, k.group, x.Shape, w.Shape, false)
-	if err != nil {
-		return nil, err
+	p := &k.plan
+	if !p.valid || !sameShape(p.xShape, x.Shape) || !sameShape(p.wShape, w.Shape) {
+		p.valid = false
+		// The geometry keeps slices of the shapes: the plan's copies,
+		// which no caller changes.
+		p.xShape, p.wShape = append(p.xShape[:0], x.Shape...), append(p.wShape[:0], w.Shape...)
+		s, err := checkConvShapes(&k.attrs, k.kernelShape, k.group, p.xShape, p.wShape, false)
+		if err != nil {
+			return nil, err
+		}
+		if s.geom.KernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.OutSize()) {
+			return nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
+		}
+		p.shapes = *s
+		p.outShape = append(append(p.outShape[:0], s.n, s.m), s.geom.Out...)
+		p.valid = true
 	}
+	s := &p.shapes
 	if b != nil && (len(b.Shape) != 1 || b.Shape[0] != s.m) {
 		return nil, fmt.Errorf("bias B has shape %v; want [%d]", b.Shape, s.m)
-	}
-	if s.geom.KernelSize()*(s.c/s.group) > convMaxElements/max(1, s.geom.OutSize()) {
-		return nil, fmt.Errorf("column buffer for kernel %v over output %v is too large", s.geom.Kernel, s.geom.Out)
 	}
 	return s, nil
 }
@@ -336,7 +483,7 @@ func (k *convKernel) computeFused(x, w, b, residual *onnx.Tensor, act *fusedActi
 	if err != nil {
 		return nil, false, err
 	}
-	shape := append([]int{s.n, s.m}, s.geom.Out...)
+	shape := k.plan.outShape
 	if residual != nil && (residual.Type != x.Type || !sameShape(residual.Shape, shape) || checkStorage(residual) != nil) {
 		return nil, false, nil
 	}

@@ -41,6 +41,7 @@ type unaryKernel struct {
 	threads int
 	out     outputBuffer
 	wide    elemWide
+	vecTask vectorTask // vectorRun's parallel work
 }
 
 func (k *unaryKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
@@ -51,7 +52,7 @@ func (k *unaryKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	switch xd := x.Data.(type) {
 	case []float32:
 		if k.f32 != nil {
-			vectorRun(k.threads, k.f32, out.Data.([]float32), xd)
+			vectorRun(k.threads, k.f32, out.Data.([]float32), xd, &k.vecTask)
 			break
 		}
 		unaryRun(k, out.Data.([]float32), xd)
@@ -124,11 +125,31 @@ func unaryRun[T numeric](k *unaryKernel, dst, src []T) {
 // vectorRun applies a vector kernel, large tensors split over goroutines
 // (in chunks big enough to pay for one: the kernels take well under a
 // nanosecond per element).
-func vectorRun(threads int, f func(y, x []float32), dst, src []float32) {
+// task, held by the kernel, is handed to the workers on the parallel
+// path, so that the call allocates nothing.
+func vectorRun(threads int, f func(y, x []float32), dst, src []float32, task *vectorTask) {
 	dst = dst[:len(src)]
-	par.For(len(src), threads, par.Grain/2, func(lo, hi int) {
-		f(dst[lo:hi], src[lo:hi])
-	})
+	chunks := par.Chunks(len(src), threads, par.Grain/2)
+	if chunks <= 1 {
+		f(dst, src)
+		return
+	}
+	*task = vectorTask{f: f, dst: dst, src: src, chunks: chunks}
+	par.Spread(chunks, task)
+	*task = vectorTask{} // hold no tensors between runs
+}
+
+// vectorTask is vectorRun's work: worker w runs f on chunk w of chunks.
+type vectorTask struct {
+	f        func(y, x []float32)
+	dst, src []float32
+	chunks   int
+}
+
+func (t *vectorTask) Work(w int) {
+	n := len(t.src)
+	lo, hi := w*n/t.chunks, (w+1)*n/t.chunks
+	t.f(t.dst[lo:hi], t.src[lo:hi])
 }
 
 // unaryNode compiles a unary kernel reading in and writing out.

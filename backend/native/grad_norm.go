@@ -334,7 +334,7 @@ func (k *gnormRowsKernel) run(slots []onnx.Value, g *gradState) error {
 		if !k.layer {
 			return fmt.Errorf("scale has shape %v; want [%d]", scale.Shape, features)
 		}
-		if sp.scale, err = normParam("Scale", scale, k.target); err != nil {
+		if sp.scale, err = normParam("Scale", scale, k.target, nil); err != nil {
 			return err
 		}
 		bcast = true

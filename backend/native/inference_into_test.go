@@ -80,22 +80,24 @@ func TestPresetInferenceAllocatesNothing(t *testing.T) {
 	}
 	for _, name := range models.PresetNames() {
 		m, feeds := presetFeeds(t, name, 1)
-		for _, threads := range []int{1, 2} {
-			net, err := backend.New("native", m, backend.Options{Threads: threads})
-			if err != nil {
-				t.Fatal(err)
-			}
-			dst := map[string]onnx.Value{}
-			run := func() {
-				if _, err := network.InferInto(net, feeds, dst); err != nil {
+		for _, optimize := range []bool{false, true} {
+			for _, threads := range []int{1, 2} {
+				net, err := backend.New("native", m, backend.Options{Threads: threads, Optimize: optimize})
+				if err != nil {
 					t.Fatal(err)
 				}
+				dst := map[string]onnx.Value{}
+				run := func() {
+					if _, err := network.InferInto(net, feeds, dst); err != nil {
+						t.Fatal(err)
+					}
+				}
+				run()
+				if a := testing.AllocsPerRun(3, run); a != 0 {
+					t.Errorf("%s on %d threads, Optimize %v: %v allocations per inference, want 0", name, threads, optimize, a)
+				}
+				net.Close()
 			}
-			run()
-			if a := testing.AllocsPerRun(3, run); a != 0 {
-				t.Errorf("%s on %d threads: %v allocations per inference, want 0", name, threads, a)
-			}
-			net.Close()
 		}
 	}
 }

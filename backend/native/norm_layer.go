@@ -27,6 +27,10 @@ type layerNormKernel struct {
 	wantStats bool
 	// scale32 and bias32 hold Scale and B as float32 for the vector rows.
 	scale32, bias32 []float32
+	// scale64 and bias64 hold Scale and B as float64 (normParam); spec
+	// is the call's description, which the parallel rows share.
+	scale64, bias64 []float64
+	spec            normRowsSpec
 }
 
 func (k *layerNormKernel) compute(x, scale, bias *onnx.Tensor) (y, mean, inv *onnx.Tensor, err error) {
@@ -36,17 +40,19 @@ func (k *layerNormKernel) compute(x, scale, bias *onnx.Tensor) (y, mean, inv *on
 		return nil, nil, nil, err
 	}
 	target := x.Shape[axis:]
-	sp := &normRowsSpec{rows: onnx.NumElements(x.Shape[:axis]), inner: onnx.NumElements(target), eps: k.eps, rms: k.rms}
-	if sp.aff.scale, err = normParam("Scale", scale, target); err != nil {
+	sp := &k.spec
+	*sp = normRowsSpec{rows: onnx.NumElements(x.Shape[:axis]), inner: onnx.NumElements(target), eps: k.eps, rms: k.rms}
+	defer func() { *sp = normRowsSpec{} }() // hold no slices of tensors between runs
+	if sp.aff.scale, err = normParam("Scale", scale, target, &k.scale64); err != nil {
 		return nil, nil, nil, err
 	}
 	if bias != nil {
-		if sp.aff.bias, err = normParam("B", bias, target); err != nil {
+		if sp.aff.bias, err = normParam("B", bias, target, &k.bias64); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	if len(sp.aff.scale) == 0 {
-		sp.aff.scale = []float64{1} // empty rows: never read
+		sp.aff.scale = append(k.scale64[:0], 1) // empty rows: never read
 	}
 	sp.aff.div = 1
 	if k.wantStats {

@@ -132,11 +132,21 @@ func (k *normKernel) run(x *onnx.Tensor, sp *normRowsSpec) (*onnx.Tensor, error)
 }
 
 // normParam reads a scale or bias tensor as float64 values broadcast
-// (numpy rules, one way) to shape target.
-func normParam(name string, t *onnx.Tensor, target []int) ([]float64, error) {
-	v, err := float64sOf(t)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+// (numpy rules, one way) to shape target. The values are read into *buf
+// (grown when short; nil: a new slice), which a kernel keeps so that a
+// parameter of target's shape costs no allocation.
+func normParam(name string, t *onnx.Tensor, target []int, buf *[]float64) ([]float64, error) {
+	var v []float64
+	if buf == nil {
+		v = make([]float64, t.Len())
+	} else {
+		if cap(*buf) < t.Len() {
+			*buf = make([]float64, t.Len())
+		}
+		v = (*buf)[:t.Len()]
+	}
+	if !float64sInto(v, t.Data) {
+		return nil, fmt.Errorf("%s: %w", name, network.Unsupportedf("tensor(%v) as real numbers", t.Type))
 	}
 	if slices.Equal(t.Shape, target) || (t.Len() == onnx.NumElements(target) && len(t.Shape) <= 1) {
 		return v, nil

@@ -53,22 +53,65 @@ type Number interface {
 // kernel position sees there, or zero in the padding. Rows are filled in
 // parallel when the matrix is large.
 func Im2col[T any](col, x []T, channels int, g *Geometry, threads int) {
+	rows, grain := im2colRows(channels, g)
+	if par.Chunks(rows, threads, grain) == 1 {
+		im2colRange(col, x, channels, g, 0, rows)
+		return
+	}
+	par.For(rows, threads, grain, func(lo, hi int) { im2colRange(col, x, channels, g, lo, hi) })
+}
+
+// im2colRows gives the rows of channels' im2col matrix and the fewest a
+// goroutine takes.
+func im2colRows(channels int, g *Geometry) (rows, grain int) {
+	return channels * g.KernelSize(), max(1, par.Grain/max(g.OutSize(), 1))
+}
+
+// im2colRange writes rows [lo, hi) of the im2col matrix.
+func im2colRange[T any](col, x []T, channels int, g *Geometry, lo, hi int) {
 	ks, os := g.KernelSize(), g.OutSize()
-	rows := channels * ks
-	par.For(rows, threads, max(1, par.Grain/max(os, 1)), func(lo, hi int) {
-		if len(g.In) == 2 {
-			for r := lo; r < hi; r++ {
-				c, kidx := r/ks, r%ks
-				im2colRow2D(g, col[r*os:(r+1)*os], x[c*g.InSize():(c+1)*g.InSize()], kidx/g.Kernel[1], kidx%g.Kernel[1])
-			}
-			return
-		}
-		w := NewWalker(g)
+	if len(g.In) == 2 {
 		for r := lo; r < hi; r++ {
 			c, kidx := r/ks, r%ks
-			Im2colRow(w, col[r*os:(r+1)*os], x[c*g.InSize():(c+1)*g.InSize()], kidx)
+			im2colRow2D(g, col[r*os:(r+1)*os], x[c*g.InSize():(c+1)*g.InSize()], kidx/g.Kernel[1], kidx%g.Kernel[1])
 		}
-	})
+		return
+	}
+	w := NewWalker(g)
+	for r := lo; r < hi; r++ {
+		c, kidx := r/ks, r%ks
+		Im2colRow(w, col[r*os:(r+1)*os], x[c*g.InSize():(c+1)*g.InSize()], kidx)
+	}
+}
+
+// Im2colTask is Im2col for callers that keep it across calls: its
+// parallel path hands the task itself to the workers, so a warm call
+// allocates nothing (Im2col's closure is allocated per parallel call).
+// One task serves one call at a time.
+type Im2colTask[T any] struct {
+	col, x   []T
+	channels int
+	g        *Geometry
+	rows     int
+	chunks   int
+}
+
+// Run is Im2col(col, x, channels, g, threads).
+func (t *Im2colTask[T]) Run(col, x []T, channels int, g *Geometry, threads int) {
+	rows, grain := im2colRows(channels, g)
+	chunks := par.Chunks(rows, threads, grain)
+	if chunks == 1 {
+		im2colRange(col, x, channels, g, 0, rows)
+		return
+	}
+	*t = Im2colTask[T]{col: col, x: x, channels: channels, g: g, rows: rows, chunks: chunks}
+	par.Spread(chunks, t)
+	*t = Im2colTask[T]{}
+}
+
+// Work writes chunk w of the rows.
+func (t *Im2colTask[T]) Work(w int) {
+	im2colRange(t.col, t.x, t.channels, t.g, w*t.rows/t.chunks, (w+1)*t.rows/t.chunks)
 }
 
 // Col2im is the adjoint of Im2col: it adds every element of col

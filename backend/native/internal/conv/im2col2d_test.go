@@ -92,3 +92,34 @@ func BenchmarkIm2colPacking(b *testing.B) {
 		})
 	}
 }
+
+// Im2colTask writes the matrix Im2col writes, element for element, on
+// one thread and split over several (the matrix is large enough for
+// several chunks), and a warm parallel call allocates nothing.
+func TestIm2colTaskMatchesIm2col(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	g := geomOf([]int{64, 64}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})
+	const channels = 8
+	x := make([]float32, channels*g.InSize())
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	want := make([]float32, channels*g.KernelSize()*g.OutSize())
+	Im2col(want, x, channels, g, 1)
+	var task Im2colTask[float32]
+	for _, threads := range []int{1, 3} {
+		got := make([]float32, len(want))
+		for i := range got {
+			got[i] = float32(math.NaN())
+		}
+		task.Run(got, x, channels, g, threads)
+		for i, v := range want {
+			if got[i] != v {
+				t.Fatalf("%d threads: col[%d] = %v, Im2col gives %v", threads, i, got[i], v)
+			}
+		}
+	}
+	if a := testing.AllocsPerRun(5, func() { task.Run(want, x, channels, g, 3) }); a != 0 {
+		t.Errorf("a warm parallel Im2colTask.Run allocates %v times", a)
+	}
+}

@@ -240,7 +240,7 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 // parallelJob, so a parallel product allocates nothing once warm.
 func gemmParallel[T Float](job gemmJob[T], threads int) {
 	pool := parallelJobPool[T]()
-	p, _ := pool.Get().(*parallelJob[T])
+	p := pool.get()
 	if p == nil {
 		p = new(parallelJob[T])
 	}
@@ -248,7 +248,7 @@ func gemmParallel[T Float](job gemmJob[T], threads int) {
 	p.next.Store(0)
 	par.Spread(threads, p)
 	p.gemmJob = gemmJob[T]{} // keep no operand alive in the pool
-	pool.Put(p)
+	pool.put(p)
 }
 
 // parallelJob is a product shared by par.Spread's workers.
@@ -260,78 +260,87 @@ type parallelJob[T Float] struct {
 // Work computes tiles until none is left (par.Task).
 func (p *parallelJob[T]) Work(int) { p.work(&p.next) }
 
-var parallelJobs32, parallelJobs64 sync.Pool // of *parallelJob[float32], [float64]
+var (
+	parallelJobs32 freeList[parallelJob[float32]]
+	parallelJobs64 freeList[parallelJob[float64]]
+)
 
-func parallelJobPool[T Float]() *sync.Pool {
+func parallelJobPool[T Float]() *freeList[parallelJob[T]] {
 	var zero T
 	if _, ok := any(zero).(float32); ok {
-		return &parallelJobs32
+		return any(&parallelJobs32).(*freeList[parallelJob[T]])
 	}
-	return &parallelJobs64
+	return any(&parallelJobs64).(*freeList[parallelJob[T]])
 }
 
-// The pack buffers are kept between products, so that the products of a
-// training step or an inference do not allocate them again at every run.
-// There is one free list per power-of-two capacity: a buffer taken for n
-// elements comes from the class of the next power of two, so it always
-// fits, and products of different sizes do not evict each other's
-// buffers. The lists are not sync.Pools: a pool is emptied by the garbage
-// collector, and a training step that allocates (optimizer state, its
-// first run) would then find its buffers gone at the next step. What they
-// hold is bounded: at most packCacheDepth buffers per class, and the
-// classes a machine's products use are a handful of at most a few hundred
-// KiB (a KC × NC block of B, an MC × KC block of A, per worker).
-const packCacheDepth = 8
-
-type packCache[T Float] struct {
-	mu   sync.Mutex
-	free [bits.UintSize][]*[]T
+// freeList keeps values for reuse: the pack buffers and parallel jobs.
+// Unlike a sync.Pool it never drops them (a garbage collection empties a
+// sync.Pool, and a goroutine that moved to another processor misses the
+// values put on the first, both costing allocations in a warm inference);
+// it holds at most as many as were in use at once.
+type freeList[T any] struct {
+	mu    sync.Mutex
+	items []*T
 }
 
-var packCache32 packCache[float32]
-var packCache64 packCache[float64]
-
-func packCacheOf[T Float]() *packCache[T] {
-	if c, ok := any(&packCache32).(*packCache[T]); ok {
-		return c
+// get takes a value, or returns nil when none is free.
+func (f *freeList[T]) get() *T {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.items)
+	if n == 0 {
+		return nil
 	}
-	return any(&packCache64).(*packCache[T])
+	p := f.items[n-1]
+	f.items[n-1] = nil
+	f.items = f.items[:n-1]
+	return p
 }
 
-// PackBuffer returns a kept buffer of n elements (contents unspecified:
+// put gives p back for reuse.
+func (f *freeList[T]) put(p *T) {
+	f.mu.Lock()
+	f.items = append(f.items, p)
+	f.mu.Unlock()
+}
+
+// The pack buffers are pooled, so that the products of a training step or
+// an inference do not allocate them again at every run. There is one pool
+// per power-of-two capacity: a buffer taken for n elements comes from the
+// class of the next power of two, so it always fits, and products of
+// different sizes do not evict each other's buffers.
+var (
+	gemmPackPools32 [bits.UintSize]freeList[[]float32]
+	gemmPackPools64 [bits.UintSize]freeList[[]float64]
+)
+
+func gemmPackPool[T Float](class int) *freeList[[]T] {
+	var zero T
+	if _, ok := any(zero).(float32); ok {
+		return any(&gemmPackPools32[class]).(*freeList[[]T])
+	}
+	return any(&gemmPackPools64[class]).(*freeList[[]T])
+}
+
+// PackBuffer returns a pooled buffer of n elements (contents unspecified:
 // packing overwrites what it reads), for packing panels or a block of B;
 // ReleasePackBuffer gives it back.
 func PackBuffer[T Float](n int) *[]T {
 	class := bits.Len(uint(max(n, 1) - 1)) // 1<<class >= n
-	c := packCacheOf[T]()
-	c.mu.Lock()
-	if list := c.free[class]; len(list) > 0 {
-		p := list[len(list)-1]
-		c.free[class] = list[:len(list)-1]
-		c.mu.Unlock()
+	if p := gemmPackPool[T](class).get(); p != nil && cap(*p) >= n {
 		*p = (*p)[:n]
 		return p
 	}
-	c.mu.Unlock()
 	s := make([]T, n, 1<<class)
 	return &s
 }
 
-// ReleasePackBuffer returns a buffer from PackBuffer to its free list
-// (dropping it when the list is full); the caller must not use it
-// afterwards.
+// ReleasePackBuffer returns a buffer from PackBuffer to the pool; the
+// caller must not use it afterwards.
 func ReleasePackBuffer[T Float](p *[]T) {
-	cp := cap(*p)
-	if cp == 0 {
-		return
+	if c := cap(*p); c > 0 {
+		gemmPackPool[T](bits.Len(uint(c)) - 1).put(p) // the class whose size its capacity covers
 	}
-	class := bits.Len(uint(cp)) - 1 // the class whose size its capacity covers
-	c := packCacheOf[T]()
-	c.mu.Lock()
-	if len(c.free[class]) < packCacheDepth {
-		c.free[class] = append(c.free[class], p)
-	}
-	c.mu.Unlock()
 }
 
 // roundUp rounds n up to a multiple of step.
