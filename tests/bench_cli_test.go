@@ -87,8 +87,10 @@ func TestD500Bench(t *testing.T) {
 	if r.Model != "lenet" || r.Batch != 1 || r.Threads != 1 || r.Runs != 3 || r.Error != "" || !r.Backend.ordered() {
 		t.Fatalf("row %s", data)
 	}
-	// LeNet allocates at least its output on every inference.
-	if a := r.Allocations; a == nil || a.Runs != 3 || a.AllocsPerRun < 1 || a.BytesPerRun < 4*10 {
+	// The bench runs through network.InferInto, and a warm native
+	// inference of LeNet allocates nothing (as the native backend's
+	// TestPresetInferenceAllocatesNothing pins).
+	if a := r.Allocations; a == nil || a.Runs != 3 || a.AllocsPerRun != 0 || a.BytesPerRun != 0 {
 		t.Errorf("allocations %+v", r.Allocations)
 	}
 	if !strings.Contains(stdout, "lenet batch 1 threads 1: native median ") {
