@@ -13,7 +13,7 @@ import (
 // and 2 threads: the latency `d500 run --bench` compares with ONNX
 // Runtime. The input's shape is the model's, its symbolic batch set to 1.
 func BenchmarkInferPresetBatch1(b *testing.B) {
-	for _, preset := range []string{"lenet", "resnet8", "resnet18", "mobilenetv2", "mobilenet_v3_small", "shufflenet_v2_x0_5", "squeezenet1_1", "transformer"} {
+	for _, preset := range []string{"lenet", "resnet8", "resnet18", "mobilenetv2", "mobilenet_v3_small", "shufflenet_v2_x0_5", "squeezenet1_1", "transformer", "lstm_gru"} {
 		m, err := models.Preset(preset, 1)
 		if err != nil {
 			b.Fatal(err)

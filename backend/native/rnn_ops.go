@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -537,9 +538,12 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 	gBias := scratchOf(&sc.gBias, GH) // Wb + Rb (GRU with linear_before_reset: Wb only for h)
 	rbh := scratchOf(&sc.rbh, H)      // GRU with linear_before_reset: Rbh
 	zr := scratchOf(&sc.zr, B*2*H)    // GRU: z and r of every batch row
+	var zero T
+	_, isFloat32 := any(zero).(float32)
 	for d := range cfg.dirs {
 		reverse := d == 1 || cfg.reverse
 		acts := cfg.acts[d]
+		vectorActs := isFloat32 && p == nil && cfg.plainActivations(d)
 		wd := w[d*GH*I : (d+1)*GH*I]
 		rd := r[d*GH*H : (d+1)*GH*H]
 		clear(gBias)
@@ -606,6 +610,16 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				for i := range hrCols {
 					gate[i] += hrr[i]
 				}
+				if vectorActs {
+					if cfg.cell == cellGRU && gruSplit {
+						rnnGRUGatesVec(asFloat32s(gate), asFloat32s(zr[b*2*H:(b+1)*2*H]), asFloat32s(rh[b*H:(b+1)*H]), asFloat32s(hrow), H)
+						continue // the h gate needs (r ⊙ H)·Rhᵀ of every row
+					}
+					rnnStepVec(cfg.cell, asFloat32s(gate), asFloat32s(xr), asFloat32s(gBias), asFloat32s(hrr), asFloat32s(rbh),
+						asFloat32s(zr[b*2*H:(b+1)*2*H]), asFloat32s(hrow), asFloat32s(cState[b*H:(b+1)*H]), H)
+					copy(yAt(t, d, b), hrow)
+					continue
+				}
 				switch cfg.cell {
 				case cellRNN:
 					for i := range H {
@@ -652,6 +666,11 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				xr := xw[(t*B+b)*GH : (t*B+b+1)*GH]
 				hrow := hState[b*H : (b+1)*H]
 				zrRow := zr[b*2*H : (b+1)*2*H]
+				if vectorActs {
+					rnnGRUOutputVec(asFloat32s(xr[2*H:]), asFloat32s(gBias[2*H:]), asFloat32s(rhR[b*H:(b+1)*H]), asFloat32s(zrRow), asFloat32s(hrow), H)
+					copy(yAt(t, d, b), hrow)
+					continue
+				}
 				for i := range H {
 					pre := xr[2*H+i] + gBias[2*H+i] + rhR[b*H+i]
 					hc := T(acts[1].apply(cfg.clipped(float64(pre))))
@@ -667,6 +686,92 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				copy(stateAt(yc, d, b), cState[b*H:(b+1)*H])
 			}
 		}
+	}
+}
+
+// plainActivations reports whether direction d uses the default
+// activations (Sigmoid for the gates, Tanh for the candidate and the
+// output) without clip or coupled input and forget gates: the
+// configurations the vector path computes.
+func (c *rnnConfig) plainActivations(d int) bool {
+	if c.clip > 0 || c.inputForget {
+		return false
+	}
+	acts := c.acts[d]
+	switch c.cell {
+	case cellRNN:
+		return acts[0].fn == rnnTanh
+	case cellGRU:
+		return acts[0].fn == rnnSigmoid && acts[1].fn == rnnTanh
+	default:
+		return acts[0].fn == rnnSigmoid && acts[1].fn == rnnTanh && acts[2].fn == rnnTanh
+	}
+}
+
+// asFloat32s is s as a []float32; rnnRun calls it only when T is float32.
+func asFloat32s[T floatElem](s []T) []float32 { return any(s).([]float32) }
+
+// rnnStepVec is one batch row's step of the vector path, for every cell
+// but GRU without linear_before_reset (rnnGRUGatesVec, rnnGRUOutputVec).
+// gate holds the row's pre-activations X·Wᵀ + H·Rᵀ + biases and is
+// overwritten; xr, gBias, hrr and rbh are those of rnnRun (GRU with
+// linear_before_reset reads its h block from them), zrRow is the GRU's z
+// and r, hrow and crow the states updated in place.
+func rnnStepVec(cell rnnCell, gate, xr, gBias, hrr, rbh, zrRow, hrow, crow []float32, H int) {
+	switch cell {
+	case cellRNN:
+		vec.Tanh(hrow, gate[:H])
+	case cellLSTM:
+		// Blocks i, o, f are contiguous: one sigmoid call covers them.
+		vec.Sigmoid(gate[:3*H], gate[:3*H])
+		vec.Tanh(gate[3*H:4*H], gate[3*H:4*H])
+		ig, og, fg, cc := gate[:H], gate[H:2*H], gate[2*H:3*H], gate[3*H:4*H]
+		for j := range H {
+			crow[j] = fg[j]*crow[j] + ig[j]*cc[j]
+		}
+		// The candidate block is spent: it takes tanh(c).
+		vec.Tanh(cc, crow[:H])
+		for j := range H {
+			hrow[j] = og[j] * cc[j]
+		}
+	case cellGRU: // linear_before_reset
+		vec.Sigmoid(zrRow[:2*H], gate[:2*H])
+		z, r := zrRow[:H], zrRow[H:2*H]
+		hc := gate[2*H : 3*H]
+		for i := range H {
+			// h~ = g(xWh + Wbh + r ⊙ (H·Rhᵀ + Rbh))
+			hc[i] = xr[2*H+i] + gBias[2*H+i] + r[i]*(hrr[2*H+i]+rbh[i])
+		}
+		vec.Tanh(hc, hc)
+		for i := range H {
+			hrow[i] = (1-z[i])*hc[i] + z[i]*hrow[i]
+		}
+	}
+}
+
+// rnnGRUGatesVec is the first half of a GRU step without
+// linear_before_reset on the vector path: z and r of one batch row into
+// zrRow, and r ⊙ H(t-1) into rhRow for the step's GEMM with Rh.
+func rnnGRUGatesVec(gate, zrRow, rhRow, hrow []float32, H int) {
+	vec.Sigmoid(zrRow[:2*H], gate[:2*H])
+	r := zrRow[H : 2*H]
+	for i := range H {
+		rhRow[i] = r[i] * hrow[i]
+	}
+}
+
+// rnnGRUOutputVec is the second half: h~ = tanh(xWh + Wbh + (r ⊙ H)·Rhᵀ)
+// and the new state, from the h blocks xh and bh of the input projection
+// and bias and the GEMM's row rhRRow (overwritten).
+func rnnGRUOutputVec(xh, bh, rhRRow, zrRow, hrow []float32, H int) {
+	hc := rhRRow[:H]
+	for i := range H {
+		hc[i] += xh[i] + bh[i]
+	}
+	vec.Tanh(hc, hc)
+	z := zrRow[:H]
+	for i := range H {
+		hrow[i] = (1-z[i])*hc[i] + z[i]*hrow[i]
 	}
 }
 

@@ -273,3 +273,102 @@ func TestRecurrentShapeErrors(t *testing.T) {
 		t.Fatal("an unknown direction was accepted")
 	}
 }
+
+// The float32 vector path (default activations, no clip, no peepholes)
+// must agree with the float64 element-wise path, and so must the float32
+// element-wise path it leaves in place for the other configurations. Odd
+// sizes leave a tail after the vector kernels' full blocks.
+func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
+	const relTol, absTol = 1e-5, 1e-6
+	rng := rand.New(rand.NewSource(7))
+	clip := float32(0.9)
+	cases := []struct {
+		name      string
+		cell      rnnCell
+		direction string
+		lbr       bool
+		clip      *float32
+		peep      bool
+		vector    bool // whether the float32 run takes the vector path
+	}{
+		{name: "rnn forward", cell: cellRNN, direction: "forward", vector: true},
+		{name: "lstm forward", cell: cellLSTM, direction: "forward", vector: true},
+		{name: "lstm bidirectional", cell: cellLSTM, direction: "bidirectional", vector: true},
+		{name: "gru forward", cell: cellGRU, direction: "forward", vector: true},
+		{name: "gru bidirectional", cell: cellGRU, direction: "bidirectional", vector: true},
+		{name: "gru lbr forward", cell: cellGRU, direction: "forward", lbr: true, vector: true},
+		{name: "gru lbr bidirectional", cell: cellGRU, direction: "bidirectional", lbr: true, vector: true},
+		{name: "lstm peepholes element-wise", cell: cellLSTM, direction: "bidirectional", peep: true},
+		{name: "lstm clip element-wise", cell: cellLSTM, direction: "forward", clip: &clip},
+		{name: "gru clip element-wise", cell: cellGRU, direction: "bidirectional", clip: &clip},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			S, B, I, H := 5, 2, 3, 7
+			c, err := parseRNNConfig(tc.cell, tc.direction, nil, 0, tc.clip, nil, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.linearBeforeReset = tc.lbr
+			G, D := tc.cell.gates(), c.dirs
+			for d := range D {
+				if got := c.plainActivations(d) && !tc.peep; got != tc.vector {
+					t.Fatalf("direction %d takes the vector path: %v, want %v", d, got, tc.vector)
+				}
+			}
+			// Weights scaled up so that the gates reach the saturating
+			// ranges of sigmoid and tanh, not only their linear middle.
+			scaled := func(n int, s float64) []float64 {
+				v := rnnRandFloats(rng, n)
+				for i := range v {
+					v[i] *= s
+				}
+				return v
+			}
+			x, w, r := scaled(S*B*I, 2), scaled(D*G*H*I, 1.5), scaled(D*G*H*H, 1)
+			bias, h0, c0 := scaled(D*2*G*H, 1), scaled(D*B*H, 1), scaled(D*B*H, 2)
+			var p []float64
+			if tc.peep {
+				p = scaled(D*3*H, 1)
+			}
+			run := func(elem onnx.DataType) [3]*onnx.Tensor {
+				tensor := func(v []float64, shape ...int) *onnx.Tensor {
+					if v == nil {
+						return nil
+					}
+					if elem == onnx.Double {
+						return onnx.FromSlice(append([]float64(nil), v...), shape...)
+					}
+					return onnx.FromSlice(rnnTestF32(v), shape...)
+				}
+				var cIn *onnx.Tensor
+				if tc.cell == cellLSTM {
+					cIn = tensor(c0, D, B, H)
+				}
+				k := &rnnKernel{cfg: c}
+				outs, err := k.compute(tensor(x, S, B, I), tensor(w, D, G*H, I), tensor(r, D, G*H, H), tensor(bias, D, 2*G*H),
+					nil, tensor(h0, D, B, H), cIn, tensor(p, D, 3*H), true, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return outs
+			}
+			got, want := run(onnx.Float), run(onnx.Double)
+			n := 2
+			if tc.cell == cellLSTM {
+				n = 3
+			}
+			for o := range n {
+				g, w := got[o].Float32s(), want[o].Float64s()
+				if len(g) != len(w) {
+					t.Fatalf("output %d: %d values, want %d", o, len(g), len(w))
+				}
+				for i := range w {
+					if diff := math.Abs(float64(g[i]) - w[i]); diff > absTol+relTol*math.Abs(w[i]) {
+						t.Fatalf("output %d element %d: float32 %v, float64 %v (difference %.3g)", o, i, g[i], w[i], diff)
+					}
+				}
+			}
+		})
+	}
+}
