@@ -93,7 +93,7 @@ func unaryError(got float32, want, abs float64) (ulps float64, exact bool) {
 	}
 	w32 := float64(float32(want))
 	if w32 == 0 || math.Abs(w32) == 1 || math.IsInf(w32, 0) {
-		if g != w32 {
+		if g != w32 || (w32 == 0 && math.Signbit(g) != math.Signbit(w32)) {
 			return math.Inf(1), false
 		}
 		return 0, true

@@ -8,10 +8,11 @@ import "math"
 // three row operations built from them as methods of Impl, so that the
 // tests run them on every implementation.
 
-// Max returns the largest element of x, -Inf for an empty x. A NaN in x
-// may or may not be returned (the vector lanes keep one operand of each
-// comparison), so callers that must propagate NaN do so downstream, as
-// Softmax does through its sum.
+// Max returns the largest element of x, -Inf for an empty x. When x holds
+// a NaN the result is unspecified: the vector lanes keep one operand of
+// each comparison, so it may be NaN, or a finite value that is not even
+// the largest of the others. Callers that must propagate NaN do so
+// downstream, as Softmax and LogSoftmax do through their sums.
 func Max(x []float32) float32 { return active.Max(x) }
 
 // Sum returns the sum of x. The vector implementations add in lanes, so

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
+
+func isNaN32(v float32) bool { return v != v }
 
 // finiteVector is a row of n normal deviates of the given scale.
 func finiteVector(r *rand.Rand, n int, scale float64) []float32 {
@@ -66,6 +69,64 @@ func TestRowKernelsMatchPortable(t *testing.T) {
 				}
 				if got[n] != 42 {
 					t.Fatalf("NormAffine n=%d wrote past the end", n)
+				}
+			}
+		})
+	}
+}
+
+// The reductions and row maps pass NaN, ±Inf and ±0 through as the
+// portable ones do: Max exactly on rows without NaN, the sums and the
+// mapped rows NaN and infinite exactly where the portable ones are.
+func TestRowKernelsSpecialValuesMatchPortable(t *testing.T) {
+	same := func(got, want float32) bool {
+		g, w := float64(got), float64(want)
+		switch {
+		case math.IsNaN(g) || math.IsNaN(w):
+			return math.IsNaN(g) && math.IsNaN(w)
+		case math.IsInf(g, 0) || math.IsInf(w, 0):
+			return g == w
+		}
+		return true // finite: the tolerances are TestRowKernelsMatchPortable's
+	}
+	for _, impl := range Implementations() {
+		t.Run(impl.Name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(6, 9))
+			for _, n := range testLengths() {
+				for round := range 4 {
+					x := finiteVector(r, n, 3)
+					for i := range x {
+						if r.IntN(4) == 0 {
+							x[i] = specials[r.IntN(len(specials))]
+						}
+					}
+					// Max of a row holding a NaN is unspecified (see Max);
+					// ±Inf and ±0 must give the portable answer.
+					if got, want := impl.Max(x), portable.Max(x); !slices.ContainsFunc(x, isNaN32) && got != want {
+						t.Fatalf("Max n=%d round %d %v: got %v, want %v", n, round, x, got, want)
+					}
+					if got, want := impl.Sum(x), portable.Sum(x); !same(got, want) {
+						t.Fatalf("Sum n=%d round %d %v: got %v, want %v", n, round, x, got, want)
+					}
+					if got, want := impl.SumSquaredDeviations(x, 0.25), portable.SumSquaredDeviations(x, 0.25); !same(got, want) {
+						t.Fatalf("SumSquaredDeviations n=%d round %d %v: got %v, want %v", n, round, x, got, want)
+					}
+					got, want := make([]float32, n), make([]float32, n)
+					impl.ExpSum(got, x, 1.5)
+					portable.ExpSum(want, x, 1.5)
+					for i := range want {
+						if !same(got[i], want[i]) {
+							t.Fatalf("ExpSum n=%d x[%d]=%v: got %v, want %v", n, i, x[i], got[i], want[i])
+						}
+					}
+					scale, bias := finiteVector(r, n, 1), finiteVector(r, n, 1)
+					impl.NormAffine(got, x, scale, bias, 0.5, 1.25)
+					portable.NormAffine(want, x, scale, bias, 0.5, 1.25)
+					for i := range want {
+						if !same(got[i], want[i]) {
+							t.Fatalf("NormAffine n=%d x[%d]=%v: got %v, want %v", n, i, x[i], got[i], want[i])
+						}
+					}
 				}
 			}
 		})
