@@ -166,12 +166,8 @@ func binaryTensorKernel(a, b, y valueRef, compute func(a, b *onnx.Tensor) (*onnx
 func tensorsKernel(refs []valueRef, y valueRef, compute func(ts []*onnx.Tensor) (*onnx.Tensor, error)) kernel {
 	ts := make([]*onnx.Tensor, len(refs))
 	return func(slots []onnx.Value) error {
-		for i, r := range refs {
-			t, err := r.optionalTensor(slots)
-			if err != nil {
-				return err
-			}
-			ts[i] = t
+		if err := readTensors(ts, refs, slots); err != nil {
+			return err
 		}
 		out, err := compute(ts)
 		if err != nil {
@@ -180,6 +176,19 @@ func tensorsKernel(refs []valueRef, y valueRef, compute func(ts []*onnx.Tensor) 
 		y.set(slots, out)
 		return nil
 	}
+}
+
+// readTensors fills ts with the tensors of refs (nil for an omitted
+// optional input).
+func readTensors(ts []*onnx.Tensor, refs []valueRef, slots []onnx.Value) error {
+	for i, r := range refs {
+		t, err := r.optionalTensor(slots)
+		if err != nil {
+			return err
+		}
+		ts[i] = t
+	}
+	return nil
 }
 
 // inputRefs resolves the inputs named: the first required ones with

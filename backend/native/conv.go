@@ -104,9 +104,6 @@ type convScratch[T any] struct {
 // convTasks is the part of a float convolution's scratch that integer
 // convolutions do not use.
 type convTasks[T floatElem] struct {
-	// eps holds each worker's GEMM epilogue: the GEMM hands it to its
-	// own workers, so one on the stack would be allocated per item.
-	eps []gemm.Epilogue[T]
 	// packers are each worker's im2col panel packers for the implicit
 	// GEMM, whose pack functions are made once (a closure per item
 	// would be allocated per item).
@@ -128,14 +125,9 @@ func (s *convScratch[T]) reserve(workers int) {
 	}
 }
 
-// convTasksOf returns sc's float tasks, with an epilogue per worker for
-// workers workers.
-func convTasksOf[T floatElem](sc *convScratch[T], workers int) *convTasks[T] {
-	t := taskOf[convTasks[T]](&sc.tasks)
-	for len(t.eps) < workers {
-		t.eps = append(t.eps, gemm.Epilogue[T]{})
-	}
-	return t
+// convTasksOf returns sc's float tasks.
+func convTasksOf[T floatElem](sc *convScratch[T]) *convTasks[T] {
+	return taskOf[convTasks[T]](&sc.tasks)
 }
 
 // get returns worker's buffer of n elements. It grows the list of buffers
@@ -274,7 +266,7 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 		threads = runtime.GOMAXPROCS(0)
 	}
 	sc.reserve(threads)
-	ts := convTasksOf(sc, threads)
+	ts := convTasksOf(sc)
 	if !direct && !implicit {
 		// Every worker's buffer is made here, before the items run, so
 		// that a warm run allocates none whichever workers take items.
@@ -283,7 +275,7 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 		}
 	}
 	if implicit {
-		for len(ts.packers) < len(ts.eps) {
+		for len(ts.packers) < threads {
 			p := &convPacker[T]{}
 			p.pack = p.packPanels
 			ts.packers = append(ts.packers, p)
@@ -317,14 +309,16 @@ func (t *convGemmItems[T]) runItem(i, worker, inner int) {
 	wg := t.w[gi*mg*kc : (gi+1)*mg*kc]
 	var ep *gemm.Epilogue[T]
 	if t.b != nil || t.residual != nil || t.act != nil {
-		ep = &ts.eps[worker]
-		*ep = epilogueOf[T](t.act)
+		// The GEMM copies the epilogue into its jobs, so this one stays
+		// on the stack.
+		epv := epilogueOf[T](t.act)
 		if t.b != nil {
-			ep.RowBias = t.b[gi*mg : (gi+1)*mg]
+			epv.RowBias = t.b[gi*mg : (gi+1)*mg]
 		}
 		if t.residual != nil {
-			ep.Residual = t.residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
+			epv.Residual = t.residual[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
 		}
+		ep = &epv
 	}
 	if mg <= 2 && !t.direct {
 		// Too thin for a GEMM (depthwise convolutions): no im2col.

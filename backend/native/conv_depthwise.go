@@ -47,7 +47,7 @@ func convDepthwise[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 		threads = runtime.GOMAXPROCS(0)
 	}
 	sc32.reserve(threads)
-	ts := convTasksOf(sc32, threads)
+	ts := convTasksOf(sc32)
 	t := &ts.dw
 	*t = convDepthwiseItems{l: &s.dwLayout, im: im, kernel: s.dwKernel, s: s, sc: sc32, prepared: t.prepared,
 		y: y32, x: any(x).([]float32), w: any(w).([]float32), mg: s.m / s.group}

@@ -375,7 +375,8 @@ func (b *builder) compileFusion(f *fusion) error {
 		}
 		addends[i] = ref
 	}
-	head, err := b.fusedHead(f.head)
+	act := f.activated
+	refs, compute, err := b.fusedHead(f.head, act)
 	if err != nil {
 		return fmt.Errorf("native: %v: %w", f.head, err)
 	}
@@ -383,17 +384,30 @@ func (b *builder) compileFusion(f *fusion) error {
 	for _, n := range f.nodes()[:len(f.nodes())-1] {
 		b.e.fusedAway[n.Outputs[0]] = f.String()
 	}
-	act := f.activated
 	addTensors := make([]*onnx.Tensor, len(addends))
-	return b.emit(func(slots []onnx.Value) error {
+	ins := make([]*onnx.Tensor, len(refs))
+	fused := func(slots []onnx.Value) (*onnx.Tensor, bool, error) {
 		for i, r := range addends {
 			t, err := r.tensor(slots)
 			if err != nil {
-				return err
+				return nil, false, err
 			}
 			addTensors[i] = t
 		}
-		res, ok, err := head(slots, addTensors, act)
+		if err := readTensors(ins, refs, slots); err != nil {
+			return nil, false, err
+		}
+		if !act.appliesTo(ins[0].Type) {
+			return nil, false, nil
+		}
+		return compute(ins, addTensors)
+	}
+	return b.emit(func(slots []onnx.Value) error {
+		res, ok, err := fused(slots)
+		// Hold no tensors between runs: the step would otherwise keep
+		// this run's inputs alive until the next.
+		clear(addTensors)
+		clear(ins)
 		if err != nil {
 			return err
 		}
@@ -413,80 +427,48 @@ func (b *builder) compileFusion(f *fusion) error {
 	})
 }
 
-// fusedHeadKernel computes a chain's head with the addends of its Adds
-// and its activation fused, reporting false (and computing nothing) when
+// fusedHeadCompute computes a chain's head from the tensors of its inputs
+// (nil for an omitted optional one) and the addends of its Adds, with the
+// chain's activation fused, reporting false (and computing nothing) when
 // the fused kernel does not apply to these tensors.
-type fusedHeadKernel func(slots []onnx.Value, addends []*onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error)
+type fusedHeadCompute func(ins, addends []*onnx.Tensor) (*onnx.Tensor, bool, error)
 
-// fusedHead makes the fused kernel of a chain's head node.
-func (b *builder) fusedHead(n *onnx.Node) (fusedHeadKernel, error) {
+// fusedHead returns the inputs of a chain's head node and its fused
+// kernel, which applies act (nil: none).
+func (b *builder) fusedHead(n *onnx.Node, act *fusedActivation) ([]valueRef, fusedHeadCompute, error) {
 	switch op := n.Op.(type) {
 	case *ops.Conv:
 		refs, err := b.inputRefs(2, op.In.X, op.In.W, op.In.B)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		k, err := b.newConvKernel(op)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		ts := make([]*onnx.Tensor, len(refs))
-		return func(slots []onnx.Value, addends []*onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error) {
-			if err := readTensors(ts, refs, slots); err != nil {
-				return nil, false, err
-			}
-			if !act.appliesTo(ts[0].Type) {
-				return nil, false, nil
-			}
-			return k.computeFused(ts[0], ts[1], ts[2], firstOrNil(addends), act)
+		return refs, func(ins, addends []*onnx.Tensor) (*onnx.Tensor, bool, error) {
+			return k.computeFused(ins[0], ins[1], ins[2], firstOrNil(addends), act)
 		}, nil
 	case *ops.Gemm:
 		refs, err := b.inputRefs(2, op.In.A, op.In.B, op.In.C)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		k := b.newGemmKernel(op)
-		ts := make([]*onnx.Tensor, len(refs))
-		return func(slots []onnx.Value, addends []*onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error) {
-			if err := readTensors(ts, refs, slots); err != nil {
-				return nil, false, err
-			}
-			if !act.appliesTo(ts[0].Type) {
-				return nil, false, nil
-			}
-			return k.computeFused(ts[0], ts[1], ts[2], firstOrNil(addends), act)
+		return refs, func(ins, addends []*onnx.Tensor) (*onnx.Tensor, bool, error) {
+			return k.computeFused(ins[0], ins[1], ins[2], firstOrNil(addends), act)
 		}, nil
 	case *ops.MatMul:
 		refs, err := b.inputRefs(2, op.In.A, op.In.B)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		k := &matmulKernel{threads: b.e.threads}
-		ts := make([]*onnx.Tensor, len(refs))
-		return func(slots []onnx.Value, addends []*onnx.Tensor, act *fusedActivation) (*onnx.Tensor, bool, error) {
-			if err := readTensors(ts, refs, slots); err != nil {
-				return nil, false, err
-			}
-			if !act.appliesTo(ts[0].Type) {
-				return nil, false, nil
-			}
-			return k.computeFused(ts[0], ts[1], addends, act)
+		return refs, func(ins, addends []*onnx.Tensor) (*onnx.Tensor, bool, error) {
+			return k.computeFused(ins[0], ins[1], addends, act)
 		}, nil
 	}
-	return nil, fmt.Errorf("%s cannot head a fusion", n.OpType)
-}
-
-// readTensors fills ts with the tensors of refs (nil for an omitted
-// optional input).
-func readTensors(ts []*onnx.Tensor, refs []valueRef, slots []onnx.Value) error {
-	for i, r := range refs {
-		t, err := r.optionalTensor(slots)
-		if err != nil {
-			return err
-		}
-		ts[i] = t
-	}
-	return nil
+	return nil, nil, fmt.Errorf("%s cannot head a fusion", n.OpType)
 }
 
 // firstOrNil returns ts[0], or nil for an empty list.
