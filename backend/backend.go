@@ -32,11 +32,12 @@ type Options struct {
 	// package transform before compiling it: fold constants and
 	// BatchNormalization into the layer before it, drop no-ops (Identity,
 	// inference Dropout) and dead nodes; the native backend also fuses
-	// a Conv or Gemm with the residual Add and activation after it. Parameters and intermediate values
-	// then differ from the model's (folded weights have new names, removed
-	// values cannot be fetched), so leave it off for training, gradient
-	// checks and anything that reads or feeds parameters. Backends that
-	// optimize on their own (ONNX Runtime) ignore it.
+	// a Conv or Gemm with the residual Add and activation after it.
+	// Parameters and intermediate values then differ from the model's
+	// (folded weights have new names, removed values cannot be fetched), so
+	// leave it off for training, gradient checks and anything that reads or
+	// feeds parameters. Backends without graph passes ignore it (ONNX
+	// Runtime optimizes on its own; gorgonia).
 	Optimize bool
 }
 

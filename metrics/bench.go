@@ -1,9 +1,6 @@
 package metrics
 
-import (
-	"fmt"
-	"time"
-)
+import "fmt"
 
 // LatencyMS summarises the wall time of repeated runs, in milliseconds.
 type LatencyMS struct {
@@ -21,37 +18,18 @@ type BenchResult struct {
 }
 
 // Bench calls run warmup times untimed (to fill caches and buffers), then
-// n times timed one by one. The first error stops it and is returned with
-// the iteration it happened in.
+// n times timed one by one: BenchPair with run alone, so both time a run
+// the same way. The first error stops it and is returned with the
+// iteration it happened in (named as BenchPair names it, side A).
 func Bench(run func() error, warmup, n int) (BenchResult, error) {
 	if n <= 0 {
 		return BenchResult{}, fmt.Errorf("bench needs at least one iteration, got %d", n)
 	}
-	for i := range warmup {
-		if err := run(); err != nil {
-			return BenchResult{}, fmt.Errorf("warm-up run %d: %w", i+1, err)
-		}
+	// A negative warm-up has always meant none here; BenchPair rejects it.
+	res, err := BenchPair(run, nil, PairConfig{Warmup: max(warmup, 0), Runs: n})
+	if err != nil {
+		return BenchResult{}, err
 	}
-	times := make([]time.Duration, n)
-	var total time.Duration
-	for i := range times {
-		start := time.Now()
-		if err := run(); err != nil {
-			return BenchResult{}, fmt.Errorf("timed run %d: %w", i+1, err)
-		}
-		times[i] = time.Since(start)
-		total += times[i]
-	}
-	return BenchResult{
-		Iterations:     n,
-		Latency:        summarize(times),
-		ThroughputPerS: float64(n) / total.Seconds(),
-	}, nil
-}
-
-// summarize computes min, median, 90th percentile (nearest rank) and max,
-// as quantiles does.
-func summarize(times []time.Duration) LatencyMS {
-	q := quantiles(times)
-	return LatencyMS{Min: q.Min, Median: q.Median, P90: q.P90, Max: q.Max}
+	timed, _ := res.BenchResults()
+	return timed, nil
 }

@@ -3,23 +3,7 @@ package metrics
 import (
 	"errors"
 	"testing"
-	"time"
 )
-
-func TestSummarizeLatency(t *testing.T) {
-	var ds []time.Duration
-	for i := 10; i >= 1; i-- { // 10ms .. 1ms, unsorted
-		ds = append(ds, time.Duration(i)*time.Millisecond)
-	}
-	got := summarize(ds)
-	want := LatencyMS{Min: 1, Median: 5.5, P90: 9, Max: 10}
-	if got != want {
-		t.Fatalf("summarize = %+v, want %+v", got, want)
-	}
-	if got := summarize([]time.Duration{3 * time.Millisecond}); got != (LatencyMS{3, 3, 3, 3}) {
-		t.Fatalf("one sample: %+v", got)
-	}
-}
 
 func TestBenchCountsRunsAndStopsOnError(t *testing.T) {
 	calls := 0

@@ -145,13 +145,25 @@ func run(t *testing.T, m *onnx.Model, feeds map[string]onnx.Value) map[string]on
 // computations summing in different orders).
 func assertEquivalent(t *testing.T, original, optimized *onnx.Model, feeds map[string]onnx.Value) {
 	t.Helper()
+	assertEquivalentWithin(t, original, optimized, feeds, false)
+}
+
+// assertEquivalentWithin is assertEquivalent, with the tolerance's
+// absolute part scaled to each output's largest magnitude when scaled is
+// set (metrics.Tolerance.ScaledTo, the rule for whole networks' outputs).
+func assertEquivalentWithin(t *testing.T, original, optimized *onnx.Model, feeds map[string]onnx.Value, scaled bool) {
+	t.Helper()
 	want := run(t, original, feeds)
 	got := run(t, optimized, feeds)
 	if len(got) != len(want) {
 		t.Fatalf("optimized model returns %d outputs, the original %d", len(got), len(want))
 	}
 	for name, w := range want {
-		if d := metrics.Compare(got[name], w, metrics.CrossBackendTolerance); !d.Equal() {
+		tol := metrics.CrossBackendTolerance
+		if scaled {
+			tol = tol.ScaledTo(w)
+		}
+		if d := metrics.Compare(got[name], w, tol); !d.Equal() {
 			t.Fatalf("output %q: optimized differs from original: %s", name, d.Mismatch)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--md FILE] [--json FILE]"
+const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--seed N] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]"
 
 // benchRow is one model, batch size and thread count of `d500 bench`:
 // the backend's and the compared backend's latencies, timed interleaved,

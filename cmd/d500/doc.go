@@ -48,7 +48,9 @@
 //
 // bench:
 //
-//	d500 bench [--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--budget D] [--compare B] [--md FILE] [--json FILE]
+//	d500 bench [--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D]
+//	           [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false]
+//	           [--seed N] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]
 //
 // For every preset, batch size and thread count: the medians and p10–p90 of
 // both backends timed interleaved, their ratio, and the --backend's heap

@@ -114,18 +114,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	runBase := func() error { _, err := net.Inference(feeds); return err }
 	rep := runJSON{runReport: runReport{Backend: *backendName, Model: *modelPath}}
-	if len(compared) == 0 {
-		res, err := metrics.Bench(runBase, *warmup, *bench)
-		if err != nil {
-			return fail(err)
-		}
-		printBench(stdout, *backendName, res)
-		rep.BenchResult = res
-	} else {
-		rep.BenchResult, rep.Compare, err = benchCompared(compared, model, *modelPath, feeds, outputs, net.Outputs(), runBase, *backendName, opts, *warmup, *bench, stdout)
-		if err != nil {
-			return fail(err)
-		}
+	// With no --compare, benchCompared times the --backend alone.
+	rep.BenchResult, rep.Compare, err = benchCompared(compared, model, *modelPath, feeds, outputs, net.Outputs(), runBase, *backendName, opts, *warmup, *bench, stdout)
+	if err != nil {
+		return fail(err)
 	}
 	if *jsonPath != "" {
 		err := metrics.WriteFile(*jsonPath, func(w io.Writer) error {

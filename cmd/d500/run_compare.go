@@ -40,7 +40,8 @@ var compareTolerance = metrics.CrossBackendTolerance
 // alike. It prints the lines of both and the ratio of median latencies,
 // and returns the --backend's figures from the first pair. A backend that
 // cannot run the model (network.ErrUnsupported) is reported as skipped,
-// with the reason; any other failure is an error.
+// with the reason; any other failure is an error. When names is empty or
+// every backend is skipped, the --backend is timed alone.
 func benchCompared(names []string, model *onnx.Model, modelPath string, feeds map[string]onnx.Value, want map[string]onnx.Value,
 	outputs []string, runBase func() error, baseName string, opts backend.Options, warmup, n int, stdout io.Writer) (metrics.BenchResult, []comparedRun, error) {
 	var base metrics.BenchResult
@@ -71,7 +72,7 @@ func benchCompared(names []string, model *onnx.Model, modelPath string, feeds ma
 			baseName, name, r.MedianRatio, r.MaxAbsError, r.MaxRelError)
 		runs = append(runs, r)
 	}
-	if base.Iterations == 0 { // every compared backend skipped: time the --backend alone
+	if base.Iterations == 0 { // none compared, or every one skipped: time the --backend alone
 		res, err := metrics.Bench(runBase, warmup, n)
 		if err != nil {
 			return base, runs, err
