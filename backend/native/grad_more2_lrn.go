@@ -59,7 +59,7 @@ func (k *gradLRNKernel) run(slots []onnx.Value, g *gradState) error {
 
 func gradLRN[T floatElem](k *gradLRNKernel, dx, t, x, dy []T, n, c, inner int) {
 	grain := max(1, par.Grain/max(inner*k.fwd.size, 1))
-	if gradPoolChunks(n*c, k.threads, grain) <= 1 {
+	if par.Chunks(n*c, k.threads, grain) <= 1 {
 		// One chunk: no goroutines, and no closure to allocate.
 		gradLRNDirect(k, dx, t, x, dy, c, inner, 0, n*c)
 		gradLRNWindows(k, dx, t, x, c, inner, 0, n*c)

@@ -251,7 +251,7 @@ func gradRoiAlignRun[T floatElem](gk *gradRoiAlignKernel, dx, dr, src, dy []T, s
 			gradRoiAlignRois(k, dr[n*4:n*4+4], src[b*c*plane:(b+1)*c*plane], dy[n*c*bins:(n+1)*c*bins], samples, derivs, c, plane, perBin, count)
 		}
 		grain := max(1, par.Grain/max(1, len(samples)*4))
-		if gradPoolChunks(c, k.threads, grain) <= 1 {
+		if par.Chunks(c, k.threads, grain) <= 1 {
 			gradRoiAlignChannels(k, dx, src, dy, samples, n, b, c, plane, perBin, count, 0, c)
 			continue
 		}

@@ -3,9 +3,7 @@ package native
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
@@ -26,20 +24,13 @@ import (
 //     positions count but receive nothing);
 //   - LpPool uses dy/dx = sign(x) |x|^(p-1) / y^(p-1) (zero where y is 0).
 //
-// Planes (image, channel) are spread over goroutines; each worker's
-// window walker is allocated before any goroutine starts.
-
-// gradPoolChunks is how many goroutines gradPoolParallel uses for n items
-// of at least minChunk each (as par.For decides).
-func gradPoolChunks(n, threads, minChunk int) int {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(threads, n/max(minChunk, 1)))
-}
+// Planes (image, channel) are spread over par's goroutines; each range's
+// window walker is allocated before the ranges are handed out.
 
 // gradPoolParallel runs body(chunk, lo, hi) over [0, n) in chunks
-// contiguous ranges, chunk numbering the worker.
+// contiguous ranges (chunks from par.Chunks, split as par.For splits),
+// chunk numbering the range so that each has its own walker. The ranges
+// go to par's waiting goroutines, so a call starts none.
 func gradPoolParallel(n, chunks int, body func(chunk, lo, hi int)) {
 	if chunks <= 1 {
 		if n > 0 {
@@ -47,17 +38,17 @@ func gradPoolParallel(n, chunks int, body func(chunk, lo, hi int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
-	for c := range chunks {
-		lo, hi := c*n/chunks, (c+1)*n/chunks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			body(c, lo, hi)
-		}()
-	}
-	wg.Wait()
+	par.Spread(chunks, &gradPoolRanges{n: n, chunks: chunks, body: body})
 }
+
+// gradPoolRanges is gradPoolParallel's work for par.Spread: part w is
+// range w of n items in chunks.
+type gradPoolRanges struct {
+	n, chunks int
+	body      func(chunk, lo, hi int)
+}
+
+func (r *gradPoolRanges) Work(w int) { r.body(w, w*r.n/r.chunks, (w+1)*r.n/r.chunks) }
 
 // gradPoolWalker lists the input positions of one output position's
 // window, like poolWindow.visit but into a reusable slice.
@@ -227,7 +218,7 @@ func (k *gradPoolKernel) run(slots []onnx.Value, g *gradState) error {
 			return err
 		}
 	}
-	chunks := gradPoolChunks(pl.planes, k.threads, max(1, par.Grain/max(1, pl.g.OutSize()*pl.g.KernelSize())))
+	chunks := par.Chunks(pl.planes, k.threads, max(1, par.Grain/max(1, pl.g.OutSize()*pl.g.KernelSize())))
 	for len(k.walkers) < chunks {
 		k.walkers = append(k.walkers, gradPoolWalker{})
 	}

@@ -6,7 +6,8 @@ type MicroKernel[T Float] struct {
 	// Run adds alpha times the product of a packed panel of A (Mr rows)
 	// and one of B (Nr columns) over kc steps to the rows x cols valid
 	// part of the block of C at c (leading dimension ldc), or stores it
-	// there when overwrite is set.
+	// there when overwrite is set. kc is at least 1: gemmTiled never
+	// slices an empty K (gemmWithoutProduct handles k = 0).
 	Run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool)
 }
 

@@ -46,20 +46,16 @@ func dgemmKernel6x8(kc int, pa, pb, acc *float64)
 
 func sgemm6x16(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int, overwrite bool) {
 	var acc [6 * 16]float32
-	if kc > 0 {
-		// The kernel reads these ranges: check them once, here.
-		_, _ = pa[6*kc-1], pb[16*kc-1]
-		sgemmKernel6x16(kc, &pa[0], &pb[0], &acc[0])
-	}
+	// The kernel reads these ranges: check them once, here.
+	_, _ = pa[6*kc-1], pb[16*kc-1]
+	sgemmKernel6x16(kc, &pa[0], &pb[0], &acc[0])
 	addBlock(acc[:], 16, alpha, c, ldc, rows, cols, overwrite)
 }
 
 func dgemm6x8(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, overwrite bool) {
 	var acc [6 * 8]float64
-	if kc > 0 {
-		_, _ = pa[6*kc-1], pb[8*kc-1]
-		dgemmKernel6x8(kc, &pa[0], &pb[0], &acc[0])
-	}
+	_, _ = pa[6*kc-1], pb[8*kc-1]
+	dgemmKernel6x8(kc, &pa[0], &pb[0], &acc[0])
 	addBlock(acc[:], 8, alpha, c, ldc, rows, cols, overwrite)
 }
 

@@ -23,11 +23,6 @@ func columnMask(cols int) uint64 { return 1<<cols - 1 }
 
 func sgemmAVX512(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int, overwrite bool) {
 	const mr, nr = 6, 64
-	if kc < 1 {
-		var zero [mr * nr]float32
-		addBlock(zero[:], nr, alpha, c, ldc, rows, cols, overwrite)
-		return
-	}
 	// The kernel reads and writes these ranges: check them once, here.
 	_, _, _ = pa[mr*kc-1], pb[nr*kc-1], c[(rows-1)*ldc+cols-1]
 	sgemmKernelAVX512x6x64(kc, &pa[0], &pb[0], &c[0], ldc, min(rows, mr), columnMask(min(cols, nr)), alpha, overwrite)
@@ -35,11 +30,6 @@ func sgemmAVX512(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int
 
 func dgemmAVX512(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, overwrite bool) {
 	const mr, nr = 6, 32
-	if kc < 1 {
-		var zero [mr * nr]float64
-		addBlock(zero[:], nr, alpha, c, ldc, rows, cols, overwrite)
-		return
-	}
 	_, _, _ = pa[mr*kc-1], pb[nr*kc-1], c[(rows-1)*ldc+cols-1]
 	dgemmKernelAVX512x6x32(kc, &pa[0], &pb[0], &c[0], ldc, min(rows, mr), columnMask(min(cols, nr)), alpha, overwrite)
 }

@@ -62,9 +62,11 @@ func (t *forTask) Work(w int) { t.body(w*t.n/t.chunks, (w+1)*t.n/t.chunks) }
 var forTasks = sync.Pool{New: func() any { return new(forTask) }}
 
 // Task is work that Spread shares among workers: Work(w) is called once
-// for each worker index w, at the same time on different goroutines. A
-// task divides its work by w, or lets workers take items from a shared
-// counter.
+// for each worker index w, possibly at the same time on different
+// goroutines, possibly one after another on the same goroutine (when no
+// waiting goroutine was free). A task divides its work by w, or lets
+// workers take items from a shared counter; it must not make one part
+// wait for another.
 type Task interface {
 	Work(w int)
 }
@@ -72,10 +74,16 @@ type Task interface {
 // Spread runs t.Work(w) for every w in [0, workers) and returns when all
 // have returned. Worker 0 is the calling goroutine; the others are
 // handed to goroutines that wait for work between calls, so a parallel
-// region neither starts goroutines nor allocates. When no waiting
-// goroutine is free (all are busy, e.g. in an enclosing Spread), the part
-// runs on the calling goroutine instead of queueing: nested regions can
-// never wait on each other.
+// region neither starts goroutines nor allocates.
+//
+// A part is handed only to a goroutine waiting at that instant; it never
+// queues, so nested regions can never wait on each other. A part that
+// finds no waiting goroutine is set aside: the caller runs t.Work(0)
+// first, then offers the set-aside parts again (a worker that was just
+// finishing its previous part is likely waiting by then) and runs only
+// those still refused itself. Running them at once instead would put
+// them before Work(0) on the caller, making the whole region serial
+// whenever a worker was a moment late.
 func Spread(workers int, t Task) {
 	if workers <= 1 {
 		if workers == 1 {
@@ -85,19 +93,38 @@ func Spread(workers int, t Task) {
 	}
 	pool.ensure(workers - 1)
 	done := waitGroups.Get().(*sync.WaitGroup)
+	// refused lists parts no goroutine took on the first offer; it lives
+	// on the stack, and past its size a refused part runs at once.
+	var refused [maxRefused]int32
+	nRefused := 0
 	for w := 1; w < workers; w++ {
 		done.Add(1)
-		select {
-		case pool.requests <- request{t, w, done}:
-		default:
-			t.Work(w)
+		if pool.offer(t, w, done) {
+			continue
+		}
+		if nRefused < len(refused) {
+			refused[nRefused] = int32(w)
+			nRefused++
+			continue
+		}
+		t.Work(w)
+		done.Done()
+	}
+	t.Work(0)
+	for _, w := range refused[:nRefused] {
+		if !pool.offer(t, int(w), done) {
+			t.Work(int(w))
 			done.Done()
 		}
 	}
-	t.Work(0)
 	done.Wait()
 	waitGroups.Put(done)
 }
+
+// maxRefused is how many refused parts Spread sets aside to offer again
+// after its own; more workers than this is far beyond any machine's
+// cores, so the limit only keeps the list on the stack.
+const maxRefused = 64
 
 // request is one part of a Spread for a waiting goroutine.
 type request struct {
@@ -114,6 +141,17 @@ type workerPool struct {
 }
 
 var pool = workerPool{requests: make(chan request)}
+
+// offer hands part w of t to a goroutine waiting at this instant and
+// reports whether one took it; it never blocks.
+func (p *workerPool) offer(t Task, w int, done *sync.WaitGroup) bool {
+	select {
+	case p.requests <- request{t, w, done}:
+		return true
+	default:
+		return false
+	}
+}
 
 var waitGroups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
 
