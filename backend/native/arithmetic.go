@@ -154,7 +154,7 @@ func arith[T numeric](op arithOp, threads int, task *any, dst, a []T, aShape []i
 // split over the workers when large.
 func arithSpread[T numeric](op arithOp, threads int, slot *any, dst, a []T, sa int, b []T, sb int) {
 	n := len(dst)
-	chunks := par.Chunks(n, threads, par.Grain)
+	chunks := par.Chunks(n, threads, par.TaskGrain)
 	if chunks == 1 {
 		arithRow(op, dst, a, sa, b, sb)
 		return

@@ -217,13 +217,19 @@ func convRunTask(items, work, threads int, t convItemTask, runner *convItemRunne
 	runner.task = nil
 }
 
+// convInnerMin is the work of one item (multiply-adds) from which
+// convRunTask runs the items one after another with every thread inside
+// each (the GEMM splits its tiles); below it, whole items are spread over
+// the threads, which needs no split of the product.
+const convInnerMin = 1 << 24
+
 // convWorkers is the number of workers convRunTask spreads items over
 // (1: it runs them in order, with threads inside each).
 func convWorkers(items, work, threads int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
+	if items <= 1 || threads == 1 || work >= convInnerMin {
 		return 1
 	}
 	return min(threads, items)

@@ -2,9 +2,11 @@ package native
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -291,12 +293,23 @@ func (e *executor) bindFeeds(feeds map[string]onnx.Value) error {
 
 // execute runs the plan in order.
 func (e *executor) execute() error {
+	// The pool's goroutines start spinning now, while the first kernels
+	// run, rather than being woken by the first parallel one.
+	par.Warm(e.parallelism() - 1)
 	for i := range e.plan {
 		if err := e.runStep(&e.plan[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parallelism is the number of goroutines the kernels may use.
+func (e *executor) parallelism() int {
+	if e.threads > 0 {
+		return e.threads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // runStep runs one kernel. A kernel reports bad shapes and types as errors;

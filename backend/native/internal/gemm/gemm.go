@@ -43,10 +43,11 @@ const (
 	kcSlice = 256 // depth of a packed slice
 
 	// ParallelMin is the number of multiply-adds below which a product
-	// runs on the calling goroutine: starting workers costs more (about
-	// 100 µs of work on the assembly kernels). Callers that spread
-	// several products over goroutines themselves use it to decide.
-	ParallelMin = 1 << 22
+	// runs on the calling goroutine. Handing a tile to a spinning worker
+	// of package par costs about half a microsecond, the time of some
+	// 20 000 multiply-adds on the AVX-512 kernel; below 4× that, the
+	// narrower tiles and the wait for the slower goroutine eat the gain.
+	ParallelMin = 1 << 16
 )
 
 // Matrix is a read-only view of a row-major matrix, possibly transposed:
@@ -159,23 +160,23 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB Pa
 	if beta != 0 {
 		scaleRows(m, n, beta, c, ldc)
 	}
-	tilesM := (m + mcTile - 1) / mcTile
-	tilesN := (n + ncTile - 1) / ncTile
-	tiles := tilesM * tilesN
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	if m*n*k < ParallelMin {
 		threads = 1
 	}
+	kern := kernelFor[T](im)
+	mc, nc := tileShape(m, n, kern.Mr, kern.Nr, threads)
+	tilesN := (n + nc - 1) / nc
+	tiles := ((m + mc - 1) / mc) * tilesN
 	threads = min(threads, tiles)
 
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
-	kern := kernelFor[T](im)
-	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
-		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
-		packBSize: roundUp(min(ncTile, n), kern.Nr) * min(kcSlice, k)}
+	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, mc: mc, nc: nc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
+		packASize: roundUp(min(mc, m), kern.Mr) * min(kcSlice, k),
+		packBSize: roundUp(min(nc, n), kern.Nr) * min(kcSlice, k)}
 	if ep != nil {
 		// Copied, so that the caller's epilogue does not escape with
 		// the job to the goroutines (or their pool).
@@ -189,6 +190,34 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB Pa
 	gemmParallel(job, threads)
 }
 
+// tileShape is the shape of the tiles of C that threads goroutines share
+// for an m x n product on a kernel of mr x nr blocks: the cache-sized
+// mcTile x ncTile, unless that leaves fewer than two tiles per goroutine
+// (the shared counter then cannot even out tiles of unequal size). Then
+// the tiles get narrower first, which re-packs only A's small panels per
+// tile (the weights of a layer), and shorter only when the columns are
+// too few, which re-packs B's block for every row of tiles.
+func tileShape(m, n, mr, nr, threads int) (mc, nc int) {
+	mc, nc = mcTile, ncTile
+	if threads <= 1 {
+		return mc, nc
+	}
+	want := 2 * threads
+	tilesM := (m + mc - 1) / mc
+	if tilesM*((n+nc-1)/nc) >= want {
+		return mc, nc
+	}
+	perRow := (want + tilesM - 1) / tilesM // column tiles wanted in a row of tiles
+	nc = max(nr, roundUp((n+perRow-1)/perRow, nr))
+	tilesN := (n + nc - 1) / nc
+	if tilesM*tilesN >= want {
+		return mc, nc
+	}
+	perColumn := (want + tilesN - 1) / tilesN
+	mc = max(mr, roundUp((m+perColumn-1)/perColumn, mr))
+	return mc, nc
+}
+
 // gemmJob is one product, shared by the goroutines that compute its tiles.
 type gemmJob[T Float] struct {
 	im                   *Impl
@@ -198,6 +227,7 @@ type gemmJob[T Float] struct {
 	packB                PanelPacker[T] // when not nil, B's blocks come from it
 	c                    []T
 	ldc                  int
+	mc, nc               int // the tile shape: rows and columns of C
 	tiles, tilesN        int
 	kern                 MicroKernel[T]
 	overwrite            bool        // the first K slice stores into C (beta 0)
@@ -216,8 +246,8 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		if t >= j.tiles {
 			return
 		}
-		i0, j0 := (t/j.tilesN)*mcTile, (t%j.tilesN)*ncTile
-		mc, nc := min(mcTile, j.m-i0), min(ncTile, j.n-j0)
+		i0, j0 := (t/j.tilesN)*j.mc, (t%j.tilesN)*j.nc
+		mc, nc := min(j.mc, j.m-i0), min(j.nc, j.n-j0)
 		for p0 := 0; p0 < j.k; p0 += kcSlice {
 			kc := min(kcSlice, j.k-p0)
 			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.Mr)
