@@ -209,6 +209,7 @@ func (e *executor) defineSlot(name string) int {
 func (e *executor) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer par.Rest()
 	if err := e.bindFeeds(feeds); err != nil {
 		return nil, err
 	}
@@ -224,6 +225,7 @@ func (e *executor) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value
 func (e *executor) InferenceInto(feeds, dst map[string]onnx.Value) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer par.Rest()
 	if dst == nil {
 		return fmt.Errorf("native: InferenceInto: nil destination map")
 	}
@@ -294,7 +296,9 @@ func (e *executor) bindFeeds(feeds map[string]onnx.Value) error {
 // execute runs the plan in order.
 func (e *executor) execute() error {
 	// The pool's goroutines start spinning now, while the first kernels
-	// run, rather than being woken by the first parallel one.
+	// run, rather than being woken by the first parallel one; the public
+	// entry points let them rest when the run is over (par.Rest), so that
+	// they take no core from whatever the caller runs next.
 	par.Warm(e.parallelism() - 1)
 	for i := range e.plan {
 		if err := e.runStep(&e.plan[i]); err != nil {

@@ -190,8 +190,10 @@ func (l *regionList) put(r *region) {
 // Warm wakes up to n of the pool's goroutines that are asleep, so that
 // they are already spinning when the parallel regions of a burst of work
 // (a network's inference) begin, instead of each region paying for a
-// wake-up. It starts the goroutines if there are fewer than n.
+// wake-up. It starts the goroutines if there are fewer than n, and ends
+// a Rest.
 func Warm(n int) {
+	resting.Store(false)
 	if n <= 0 || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
@@ -202,6 +204,16 @@ func Warm(n int) {
 		}
 	}
 }
+
+// Rest ends a burst of work: the pool's goroutines sleep as soon as they
+// are free, within microseconds, instead of spinning for spinTime, so
+// that they take no core from whatever runs next in the process (another
+// engine timed against this one, say). Regions still run after it; the
+// goroutines they wake sleep again when done, until Warm.
+func Rest() { resting.Store(true) }
+
+// resting is set by Rest and cleared by Warm.
+var resting atomic.Bool
 
 // The states of a pool goroutine.
 const (
@@ -217,7 +229,11 @@ const (
 // machine (a futex wake-up, then the Go scheduler): spinning through an
 // inference is what makes splitting small operators pay. Past this long
 // without work, the goroutine gives its core back.
-const spinTime = 200 * time.Microsecond
+//
+// A variable (nanoseconds), so that tests can make the spin outlast them.
+var spinTime atomic.Int64
+
+func init() { spinTime.Store(int64(200 * time.Microsecond)) }
 
 // spinYield is how many polls a spinning goroutine makes between yields
 // of its core (yieldCPU), which let the operating system run the threads
@@ -273,9 +289,9 @@ func (wk *worker) await() {
 		// machines it costs as much as the yield.
 		now := time.Now()
 		if deadline.IsZero() {
-			deadline = now.Add(spinTime)
+			deadline = now.Add(time.Duration(spinTime.Load()))
 		}
-		if spin && now.Before(deadline) {
+		if spin && !resting.Load() && now.Before(deadline) {
 			continue
 		}
 		if wk.state.CompareAndSwap(idle, parked) {

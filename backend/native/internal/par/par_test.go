@@ -1,8 +1,11 @@
 package par
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // For visits every index of the range exactly once, whatever the split,
@@ -117,4 +120,39 @@ func BenchmarkSpread(b *testing.B) {
 			Spread(2, t)
 		}
 	})
+}
+
+// After Rest the pool's goroutines go to sleep once free, long before
+// spinTime; Warm wakes them to spin again; and a region run while they
+// sleep still completes.
+func TestRestParksAndWarmWakes(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the pool never spins on one processor")
+	}
+	// Spinning outlasts the test unless Rest ends it.
+	defer spinTime.Store(spinTime.Swap(int64(time.Hour)))
+	Warm(2)
+	waitStates := func(want int32) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for _, wk := range pool.snapshot()[:2] {
+			for wk.state.Load() != want {
+				if time.Now().After(deadline) {
+					t.Fatalf("a pool goroutine is in state %d, want %d", wk.state.Load(), want)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	waitStates(idle)
+	Rest()
+	waitStates(parked)
+	var parts atomic.Int64
+	Spread(3, taskFunc(func(int) { parts.Add(1) }))
+	if parts.Load() != 3 {
+		t.Fatalf("a region over sleeping goroutines ran %d parts, want 3", parts.Load())
+	}
+	waitStates(parked)
+	Warm(2)
+	waitStates(idle)
 }
