@@ -286,7 +286,9 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 	var packedW []gemm.Packed[T]
 	if pw != nil && mg > gemm.FewRowsMax {
 		// Each group's filters, packed at the first run (on this
-		// goroutine, before any item runs) and kept for the next.
+		// goroutine, before any item runs) and kept for the next. Groups
+		// of fewer filters are left as they are: float32's few-rows path
+		// never packs them, and the others barely do.
 		packedW = pw.matrices(w, packLayout{left: true, count: s.group, rows: mg, cols: kc, ld: kc})
 	}
 	t := &ts.gemmT

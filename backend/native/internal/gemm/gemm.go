@@ -238,6 +238,8 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		for p0 := 0; p0 < j.k; p0 += kcSlice {
 			kc := min(kcSlice, j.k-p0)
 			var pa, pb []T
+			// A packed operand holds the block of any tile whose first
+			// row (column) is a multiple of mr (nr), as every tile's is.
 			if j.packedA != nil {
 				pa = j.packedA.block(i0, p0, kc, mc)
 			} else {
