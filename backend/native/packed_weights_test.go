@@ -13,8 +13,9 @@ import (
 // packedWeightsModel has a constant weight in every kind of product that
 // packs one: a grouped Conv fused with its Relu (6 filters per group, more
 // than the GEMM's few rows), a 1×1 Conv left unfused (its output is a
-// graph output too), a Gemm whose constant is B (transposed), a batched
-// MatMul whose constant is B, and a MatMul whose constant is A.
+// graph output too), a Gemm whose constant is B (transposed), one whose
+// constant is A (transposed), a batched MatMul whose constant is B, and a
+// MatMul whose constant is A.
 func packedWeightsModel(t *testing.T, weights map[string]*onnx.Tensor) *onnx.Model {
 	nodes := []*onnx.Node{
 		testNode(t, 17, "Conv", []string{"X", "W", "B"}, []string{"C"}, intsAttr("pads", 1, 1, 1, 1), intAttr("group", 2)),
@@ -23,26 +24,28 @@ func packedWeightsModel(t *testing.T, weights map[string]*onnx.Tensor) *onnx.Mod
 		testNode(t, 17, "Gemm", []string{"G", "Wg", "Bg"}, []string{"Y3"}, intAttr("transB", 1)),
 		testNode(t, 17, "MatMul", []string{"M", "Wm"}, []string{"Y4"}),
 		testNode(t, 17, "MatMul", []string{"Am", "N"}, []string{"Y5"}),
+		testNode(t, 17, "Gemm", []string{"Ag", "H"}, []string{"Y6"}, intAttr("transA", 1)),
 	}
 	inputs := []*onnx.ValueInfo{
 		{Name: "X", Type: floatTensorType(3, 4, 9, 9)},
 		{Name: "G", Type: floatTensorType(6, 10)},
 		{Name: "M", Type: floatTensorType(2, 5, 10)},
 		{Name: "N", Type: floatTensorType(10, 4)},
+		{Name: "H", Type: floatTensorType(10, 5)},
 	}
 	var outputs []*onnx.ValueInfo
-	for _, name := range []string{"Y1", "Y2", "Y3", "Y4", "Y5"} {
+	for _, name := range []string{"Y1", "Y2", "Y3", "Y4", "Y5", "Y6"} {
 		outputs = append(outputs, &onnx.ValueInfo{Name: name})
 	}
 	var inits []*onnx.Initializer
-	for _, name := range []string{"W", "B", "W2", "Wg", "Bg", "Wm", "Am"} {
+	for _, name := range []string{"W", "B", "W2", "Wg", "Bg", "Wm", "Am", "Ag"} {
 		inits = append(inits, &onnx.Initializer{Name: name, Tensor: weights[name].Clone()})
 	}
 	return testModel(nodes, inputs, outputs, inits...)
 }
 
 func packedWeightsShapes() map[string][]int {
-	return map[string][]int{"W": {12, 2, 3, 3}, "B": {12}, "W2": {8, 4, 1, 1}, "Wg": {7, 10}, "Bg": {7}, "Wm": {10, 9}, "Am": {6, 10}}
+	return map[string][]int{"W": {12, 2, 3, 3}, "B": {12}, "W2": {8, 4, 1, 1}, "Wg": {7, 10}, "Bg": {7}, "Wm": {10, 9}, "Am": {6, 10}, "Ag": {10, 6}}
 }
 
 // An optimized network, whose kernels pack their constant weights, gives
@@ -68,6 +71,7 @@ func TestPackedWeightsFollowTheWeights(t *testing.T) {
 		feeds := map[string]onnx.Value{
 			"X": convRandTensor(r, 3, 4, 9, 9), "G": convRandTensor(r, 6, 10),
 			"M": convRandTensor(r, 2, 5, 10), "N": convRandTensor(r, 10, 4),
+			"H": convRandTensor(r, 10, 5),
 		}
 		plain, err := New(packedWeightsModel(t, weights), backend.Options{Threads: 2})
 		if err != nil {
@@ -101,8 +105,8 @@ func TestPackedWeightsFollowTheWeights(t *testing.T) {
 		}
 		before := compare("first runs")
 		// Which output each weight changes.
-		outputOf := map[string]string{"W": "Y1", "W2": "Y2", "Wg": "Y3", "Wm": "Y4", "Am": "Y5"}
-		for _, name := range []string{"W", "W2", "Wg", "Wm", "Am"} {
+		outputOf := map[string]string{"W": "Y1", "W2": "Y2", "Wg": "Y3", "Wm": "Y4", "Am": "Y5", "Ag": "Y6"}
+		for _, name := range []string{"W", "W2", "Wg", "Wm", "Am", "Ag"} {
 			for range 2 {
 				w := convRandTensor(r, packedWeightsShapes()[name]...)
 				for _, net := range []network.Network{plain, optimized} {
@@ -116,7 +120,7 @@ func TestPackedWeightsFollowTheWeights(t *testing.T) {
 			}
 		}
 		// In place, through the slot UpdateParams hands an optimizer.
-		for _, name := range []string{"W", "Wg", "Wm", "Am"} {
+		for _, name := range []string{"W", "Wg", "Wm", "Am", "Ag"} {
 			for _, net := range []network.Network{plain, optimized} {
 				e := net.(*executor)
 				p, err := e.ownParam(e.slotOf[name])
@@ -163,7 +167,7 @@ func TestOnlyConstantsOfOptimizedNetworksArePacked(t *testing.T) {
 			t.Fatal(err)
 		}
 		b := &builder{e: net.(*executor)}
-		for _, name := range []string{"W", "W2", "Wg", "Wm", "Am"} {
+		for _, name := range []string{"W", "W2", "Wg", "Wm", "Am", "Ag"} {
 			if got := b.constantWeight(name) != nil; got != optimize {
 				t.Errorf("Optimize %v: weight %s packed: %v", optimize, name, got)
 			}
