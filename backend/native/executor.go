@@ -73,6 +73,13 @@ type executor struct {
 	// by Feed or UpdateParams) and may change in place; the others hold a
 	// model's initializer or a caller's feed.
 	owned []bool
+
+	// optimized is set for a network built with Optimize (for
+	// inference), whose kernels keep their constant weights packed
+	// (packed_weights.go); versions counts, per slot, the times Feed or
+	// UpdateParams changed its value, so that they pack it again.
+	optimized bool
+	versions  []uint64
 }
 
 // New compiles model m for the native backend. Every node is visited once
@@ -101,6 +108,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		initializers: map[string]bool{},
 		frozen:       map[string]bool{},
 		fusedAway:    map[string]string{},
+		optimized:    fuse,
 	}
 	if err := e.loadInitializers(); err != nil {
 		return nil, err
@@ -389,6 +397,7 @@ func (e *executor) Feed(name string, v onnx.Value) error {
 			return fmt.Errorf("native: feed %q: %w", name, err)
 		}
 	}
+	e.changed(s)
 	if t, ok := v.(*onnx.Tensor); ok {
 		if dst := e.writable(s); dst != nil && dst.Type == t.Type && sameShape(dst.Shape, t.Shape) {
 			// The slot's own tensor, shared with nothing else: overwrite it

@@ -39,7 +39,7 @@ func gemmFewRows[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta T
 				rows[i*k+p] = a.data[i*a.rowStep+p*a.colStep]
 			}
 		}
-		job.a = Matrix[T]{rows, k, 1}
+		job.a = Matrix[T]{data: rows, rowStep: k, colStep: 1}
 	}
 	parts := 1
 	if threads > 1 && m*n*k >= ParallelMin {

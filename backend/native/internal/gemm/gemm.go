@@ -51,19 +51,21 @@ const (
 )
 
 // Matrix is a read-only view of a row-major matrix, possibly transposed:
-// element (i, j) is data[i*rowStep + j*colStep].
+// element (i, j) is data[i*rowStep + j*colStep]; it may carry the
+// matrix's packed form (Packed.Matrix).
 type Matrix[T Float] struct {
 	data             []T
 	rowStep, colStep int
+	packed           *Packed[T] // nil unless made by Packed.Matrix
 }
 
 // NewMatrix views data, stored row-major with leading dimension ld, as the
 // matrix op(X): transposed when trans is set.
 func NewMatrix[T Float](data []T, ld int, trans bool) Matrix[T] {
 	if trans {
-		return Matrix[T]{data, 1, ld}
+		return Matrix[T]{data: data, rowStep: 1, colStep: ld}
 	}
-	return Matrix[T]{data, ld, 1}
+	return Matrix[T]{data: data, rowStep: ld, colStep: 1}
 }
 
 // Tiles is the number of output tiles the blocked product cuts an m x n
@@ -175,8 +177,16 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB Pa
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, c: c, ldc: ldc, mc: mc, nc: nc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
-		packASize: roundUp(min(mc, m), kern.Mr) * min(kcSlice, k),
-		packBSize: roundUp(min(nc, n), kern.Nr) * min(kcSlice, k)}
+		packedA: panelsA(a, m, k, kern.Mr)}
+	if job.packedA == nil {
+		job.packASize = roundUp(min(mc, m), kern.Mr) * min(kcSlice, k)
+	}
+	if packB == nil {
+		job.packedB = panelsB(b, k, n, kern.Nr)
+	}
+	if job.packedB == nil {
+		job.packBSize = roundUp(min(nc, n), kern.Nr) * min(kcSlice, k)
+	}
 	if ep != nil {
 		// Copied, so that the caller's epilogue does not escape with
 		// the job to the goroutines (or their pool).
@@ -225,6 +235,7 @@ type gemmJob[T Float] struct {
 	alpha                T
 	a, b                 Matrix[T]
 	packB                PanelPacker[T] // when not nil, B's blocks come from it
+	packedA, packedB     *Packed[T]     // when not nil, the operand's blocks are read from it
 	c                    []T
 	ldc                  int
 	mc, nc               int // the tile shape: rows and columns of C
@@ -233,14 +244,20 @@ type gemmJob[T Float] struct {
 	overwrite            bool        // the first K slice stores into C (beta 0)
 	epilogue             Epilogue[T] // run on each tile after its last K slice, if hasEpilogue
 	hasEpilogue          bool
-	packASize, packBSize int
+	packASize, packBSize int // the pack buffers' sizes (0: the operand is packed already)
 }
 
 // work computes tiles taken from next until none is left.
 func (j *gemmJob[T]) work(next *atomic.Int64) {
-	packA, packB := PackBuffer[T](j.packASize), PackBuffer[T](j.packBSize)
-	defer ReleasePackBuffer(packA)
-	defer ReleasePackBuffer(packB)
+	var packA, packB *[]T
+	if j.packASize > 0 {
+		packA = PackBuffer[T](j.packASize)
+		defer ReleasePackBuffer(packA)
+	}
+	if j.packBSize > 0 {
+		packB = PackBuffer[T](j.packBSize)
+		defer ReleasePackBuffer(packB)
+	}
 	for {
 		t := int(next.Add(1)) - 1
 		if t >= j.tiles {
@@ -250,13 +267,26 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		mc, nc := min(j.mc, j.m-i0), min(j.nc, j.n-j0)
 		for p0 := 0; p0 < j.k; p0 += kcSlice {
 			kc := min(kcSlice, j.k-p0)
-			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.Mr)
-			if j.packB != nil {
-				j.packB(*packB, p0, j0, kc, nc, j.kern.Nr)
+			var pa, pb []T
+			// A packed operand holds the block of any tile whose first
+			// row (column) is a multiple of mr (nr), as every tile's is.
+			if j.packedA != nil {
+				pa = j.packedA.block(i0, p0, kc, mc)
 			} else {
-				packPanelsB(j.im, *packB, j.b, p0, j0, kc, nc, j.kern.Nr)
+				pa = *packA
+				packPanelsA(pa, j.a, i0, p0, mc, kc, j.kern.Mr)
 			}
-			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
+			switch {
+			case j.packedB != nil:
+				pb = j.packedB.block(j0, p0, kc, nc)
+			case j.packB != nil:
+				pb = *packB
+				j.packB(pb, p0, j0, kc, nc, j.kern.Nr)
+			default:
+				pb = *packB
+				packPanelsB(j.im, pb, j.b, p0, j0, kc, nc, j.kern.Nr)
+			}
+			macroKernel(j.kern, mc, nc, kc, j.alpha, pa, pb, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
 		if j.hasEpilogue {
 			// The tile was just written: it is still in cache.
