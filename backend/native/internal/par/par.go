@@ -355,6 +355,15 @@ func (p *workerPool) ensure(n int) {
 		wk := &worker{wake: make(chan struct{}, 1)}
 		grown[i] = wk
 		go wk.run()
+		// A region lives on while a goroutine told of it has not run
+		// yet (the machine busy), so a region can be in use per
+		// goroutine besides the caller's own and a nested one: made
+		// now, they are never allocated in a warm run.
+		regions.put(new(region))
+	}
+	if len(ws) == 0 {
+		regions.put(new(region))
+		regions.put(new(region))
 	}
 	p.workers.Store(&grown)
 }
