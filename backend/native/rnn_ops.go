@@ -589,7 +589,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			hrCols = 2 * H
 		}
 		for s := range S {
-			gemm.Multiply(B, hrCols, H, T(1), gemm.NewMatrix(hState, H, false), gemm.NewMatrix(rd, H, true), T(0), hr, hrCols, threads)
+			rnnRecurrentProduct(B, hrCols, H, hState, rd, hr, threads)
 			if gruSplit {
 				clear(rh)
 			}
@@ -654,7 +654,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			if !gruSplit {
 				continue
 			}
-			gemm.Multiply(B, H, H, T(1), gemm.NewMatrix(rh, H, false), gemm.NewMatrix(rd[2*H*H:], H, true), T(0), rhR, H, threads)
+			rnnRecurrentProduct(B, H, H, rh, rd[2*H*H:], rhR, threads)
 			for b := range B {
 				if s >= pr.lens[b] {
 					continue
@@ -687,6 +687,22 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			}
 		}
 	}
+}
+
+// rnnRecurrentProduct writes a step's recurrent projection c = h·rᵀ:
+// h is [batch, hidden], r [n, hidden] (rows of R), c [batch, n]. In
+// float32 each element is a dot product of two contiguous rows
+// (vec.MulAddTransB), which the small batch of a step computes without
+// the blocked GEMM's packing of R, repeated at every step; float64 goes
+// through the GEMM.
+func rnnRecurrentProduct[T floatElem](batch, n, hidden int, h, r, c []T, threads int) {
+	if h32, ok := any(h).([]float32); ok {
+		c32 := any(c).([]float32)
+		clear(c32[:batch*n])
+		vec.MulAddTransB(batch, n, hidden, h32, hidden, any(r).([]float32), hidden, c32, n)
+		return
+	}
+	gemm.Multiply(batch, n, hidden, T(1), gemm.NewMatrix(h, hidden, false), gemm.NewMatrix(r, hidden, true), T(0), c, n, threads)
 }
 
 // plainActivations reports whether direction d uses the default

@@ -1,0 +1,46 @@
+//go:build amd64 && !purego
+
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// mulAddTransB is the best kernel this processor runs. The AVX-512 one
+// also uses YMM registers past the sixteenth (AVX512VL) and BZHI (BMI2)
+// for its tail mask.
+var mulAddTransB = mulAddTransBImpls()[0].run
+
+// mulAddTransBImpl is one implementation of MulAddTransB, named for tests
+// and benchmarks.
+type mulAddTransBImpl struct {
+	name string
+	run  func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int)
+}
+
+// mulAddTransBImpls lists the implementations this machine runs, best
+// first, the portable one last.
+func mulAddTransBImpls() []mulAddTransBImpl {
+	var list []mulAddTransBImpl
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasBMI2 {
+			list = append(list, mulAddTransBImpl{"avx512", withDotRows8(dotRows8AVX512)})
+		}
+		list = append(list, mulAddTransBImpl{"avx2", withDotRows8(dotRows8AVX2)})
+	}
+	return append(list, mulAddTransBImpl{"portable", mulAddTransBPortable})
+}
+
+// withDotRows8 runs the columns in groups of eight through kernel and the
+// n mod 8 left in the portable loop. The caller (MulAddTransB) has checked
+// the slices' lengths.
+func withDotRows8(kernel func(m, groups, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)) func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	return func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+		groups := n / 8
+		if groups > 0 && k > 0 && m > 0 {
+			kernel(m, groups, k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+		}
+		if rest := n - 8*groups; rest > 0 {
+			done := 8 * groups
+			mulAddTransBPortable(m, rest, k, a, lda, b[done*ldb:], ldb, c[done:], ldc)
+		}
+	}
+}
