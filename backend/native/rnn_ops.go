@@ -16,8 +16,12 @@ import (
 // This file holds the recurrent operators RNN, GRU and LSTM at every
 // version. One engine runs all three: the input projections of every time
 // step are one GEMM per direction (X·Wᵀ), each step adds the recurrent
-// projection H·Rᵀ (another GEMM) and applies the gate equations row by
-// row. float16 and bfloat16 are computed in float32 and rounded once.
+// projection H·Rᵀ and applies the gate equations row by row. float16 and
+// bfloat16 are computed in float32 and rounded once. float32 with the
+// default activations (the common case) has its own loop,
+// rnnDirectionVec: the step's product goes straight into the rows of the
+// input projections (vec.MulAddTransB, no packing of R at each step) and
+// the gates run as vector kernels.
 
 // rnnCell names the recurrent cell.
 type rnnCell int
@@ -565,6 +569,30 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 		if p != nil {
 			pd = p[d*3*H : (d+1)*3*H]
 		}
+		if vectorActs {
+			for b := range B {
+				if h0 != nil {
+					copy(hState[b*H:(b+1)*H], stateAt(h0, d, b))
+				} else {
+					clear(hState[b*H : (b+1)*H])
+				}
+				if c0 != nil {
+					copy(cState[b*H:(b+1)*H], stateAt(c0, d, b))
+				} else {
+					clear(cState[b*H : (b+1)*H])
+				}
+			}
+			out := rnnYLayout{layout1: cfg.layout == 1, seq: S, dirs: cfg.dirs, dir: d, batch: B, hidden: H}
+			rnnDirectionVec(cfg.cell, cfg.linearBeforeReset, pr, reverse, threads, asFloat32s(x), asFloat32s(wd), asFloat32s(rd), asFloat32s(gBias), asFloat32s(rbh),
+				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out)
+			for b := range B {
+				copy(stateAt(yh, d, b), hState[b*H:(b+1)*H])
+				if yc != nil {
+					copy(stateAt(yc, d, b), cState[b*H:(b+1)*H])
+				}
+			}
+			continue
+		}
 		// Input projections of every step: xw = X·Wᵀ, [S*B, GH].
 		if S*B > 0 {
 			gemm.Multiply(S*B, GH, I, T(1), gemm.NewMatrix(x, I, false), gemm.NewMatrix(wd, I, true), T(0), xw, GH, threads)
@@ -609,16 +637,6 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				}
 				for i := range hrCols {
 					gate[i] += hrr[i]
-				}
-				if vectorActs {
-					if cfg.cell == cellGRU && gruSplit {
-						rnnGRUGatesVec(asFloat32s(gate), asFloat32s(zr[b*2*H:(b+1)*2*H]), asFloat32s(rh[b*H:(b+1)*H]), asFloat32s(hrow), H)
-						continue // the h gate needs (r ⊙ H)·Rhᵀ of every row
-					}
-					rnnStepVec(cfg.cell, asFloat32s(gate), asFloat32s(xr), asFloat32s(gBias), asFloat32s(hrr), asFloat32s(rbh),
-						asFloat32s(zr[b*2*H:(b+1)*2*H]), asFloat32s(hrow), asFloat32s(cState[b*H:(b+1)*H]), H)
-					copy(yAt(t, d, b), hrow)
-					continue
 				}
 				switch cfg.cell {
 				case cellRNN:
@@ -666,11 +684,6 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				xr := xw[(t*B+b)*GH : (t*B+b+1)*GH]
 				hrow := hState[b*H : (b+1)*H]
 				zrRow := zr[b*2*H : (b+1)*2*H]
-				if vectorActs {
-					rnnGRUOutputVec(asFloat32s(xr[2*H:]), asFloat32s(gBias[2*H:]), asFloat32s(rhR[b*H:(b+1)*H]), asFloat32s(zrRow), asFloat32s(hrow), H)
-					copy(yAt(t, d, b), hrow)
-					continue
-				}
 				for i := range H {
 					pre := xr[2*H+i] + gBias[2*H+i] + rhR[b*H+i]
 					hc := T(acts[1].apply(cfg.clipped(float64(pre))))
@@ -705,6 +718,156 @@ func rnnRecurrentProduct[T floatElem](batch, n, hidden int, h, r, c []T, threads
 	gemm.Multiply(batch, n, hidden, T(1), gemm.NewMatrix(h, hidden, false), gemm.NewMatrix(r, hidden, true), T(0), c, n, threads)
 }
 
+// rnnYLayout locates a step's output row in Y: [S, dirs, B, H] (layout
+// 0) or [B, S, dirs, H] (layout 1), for direction dir.
+type rnnYLayout struct {
+	layout1                       bool
+	seq, dirs, dir, batch, hidden int
+}
+
+// at is the offset of step t, batch entry b.
+func (l rnnYLayout) at(t, b int) int {
+	if l.layout1 {
+		return ((b*l.seq+t)*l.dirs + l.dir) * l.hidden
+	}
+	return ((t*l.dirs+l.dir)*l.batch + b) * l.hidden
+}
+
+// rnnDirectionVec runs one direction of a float32 RNN, LSTM or GRU
+// with the default activations, no clip and no peepholes. The input
+// projections of all steps and the biases come first, into xw (one GEMM
+// with the bias gBias as its epilogue); each step then adds its recurrent
+// projection to its own rows of xw in place (vec.MulAddTransB), which
+// leaves the gates' pre-activations there for the vector activations.
+// GRU's h block is the exception: without linear_before_reset its
+// recurrent product is (r ⊙ H(t-1))·Rhᵀ, known once r is; with it, r
+// scales H(t-1)·Rhᵀ + Rbh (rbh), which goes to rh first. hState and
+// cState hold the initial states and end as the final ones; rh is GRU's
+// r ⊙ H(t-1) or H(t-1)·Rhᵀ of every batch row.
+func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, reverse bool, threads int, x, w, r, gBias, rbh, xw, hState, cState, rh, y []float32, out rnnYLayout) {
+	S, B, I, H := pr.seq, pr.batch, pr.input, pr.hidden
+	GH := cell.gates() * H
+	if S*B == 0 {
+		return
+	}
+	gemm.MultiplyFused(S*B, GH, I, 1, gemm.NewMatrix(x, I, false), gemm.NewMatrix(w, I, true), 0, xw, GH, threads,
+		&gemm.Epilogue[float32]{ColBias: gBias})
+	// The projection of H(t-1) by R's z and r blocks only, for GRU: its h
+	// block multiplies r ⊙ H(t-1) once r is known.
+	hrCols := GH
+	if cell == cellGRU {
+		hrCols = 2 * H
+	}
+	full := true // every sequence as long as X: a step's rows of xw are contiguous
+	for _, l := range pr.lens {
+		full = full && l == S
+	}
+	// rowOf is the row of xw that batch entry b reads at step s.
+	rowOf := func(s, b int) int {
+		t := s
+		if reverse {
+			t = pr.lens[b] - 1 - s
+		}
+		return t*B + b
+	}
+	for s := range S {
+		if full {
+			row := rowOf(s, 0)
+			vec.MulAddTransB(B, hrCols, H, hState, H, r, H, xw[row*GH:], GH)
+		} else {
+			for b := range B {
+				if s < pr.lens[b] {
+					row := rowOf(s, b)
+					vec.MulAddTransB(1, hrCols, H, hState[b*H:], H, r, H, xw[row*GH:], GH)
+				}
+			}
+		}
+		for b := range B {
+			if s >= pr.lens[b] {
+				continue
+			}
+			row := rowOf(s, b)
+			gate := xw[row*GH : (row+1)*GH]
+			hrow := hState[b*H : (b+1)*H]
+			switch cell {
+			case cellRNN:
+				vec.Tanh(hrow, gate[:H])
+			case cellLSTM:
+				rnnLSTMGatesVec(gate, hrow, cState[b*H:(b+1)*H], H)
+			case cellGRU:
+				if !linearBeforeReset {
+					rnnGRUGatesVec(gate, gate, rh[b*H:(b+1)*H], hrow, H)
+					continue // the h gate needs (r ⊙ H)·Rhᵀ
+				}
+				// h~ = tanh(xWh + Wbh + r ⊙ (H·Rhᵀ + Rbh))
+				hh := rh[b*H : (b+1)*H]
+				clear(hh)
+				vec.MulAddTransB(1, H, H, hrow, H, r[2*H*H:], H, hh, H)
+				vec.Sigmoid(gate[:2*H], gate[:2*H])
+				rg, hc := gate[H:2*H], gate[2*H:3*H]
+				for i := range hc {
+					hc[i] += rg[i] * (hh[i] + rbh[i])
+				}
+				rnnGRUUpdateVec(hc, gate[:H], hrow)
+			}
+			t := row / B
+			copy(y[out.at(t, b):], hrow)
+		}
+		if cell != cellGRU || linearBeforeReset {
+			continue
+		}
+		if full {
+			row := rowOf(s, 0)
+			vec.MulAddTransB(B, H, H, rh, H, r[2*H*H:], H, xw[row*GH+2*H:], GH)
+		} else {
+			for b := range B {
+				if s < pr.lens[b] {
+					row := rowOf(s, b)
+					vec.MulAddTransB(1, H, H, rh[b*H:], H, r[2*H*H:], H, xw[row*GH+2*H:], GH)
+				}
+			}
+		}
+		for b := range B {
+			if s >= pr.lens[b] {
+				continue
+			}
+			row := rowOf(s, b)
+			gate := xw[row*GH : (row+1)*GH]
+			hrow := hState[b*H : (b+1)*H]
+			rnnGRUUpdateVec(gate[2*H:3*H], gate[:H], hrow)
+			copy(y[out.at(row/B, b):], hrow)
+		}
+	}
+}
+
+// rnnGRUUpdateVec applies tanh to the candidate's pre-activation hc (in
+// place) and moves the state hrow towards it: (1-z)·h~ + z·H(t-1).
+func rnnGRUUpdateVec(hc, z, hrow []float32) {
+	vec.Tanh(hc, hc)
+	z, hrow = z[:len(hc)], hrow[:len(hc)]
+	for i, h := range hc {
+		hrow[i] = (1-z[i])*h + z[i]*hrow[i]
+	}
+}
+
+// rnnLSTMGatesVec updates one batch row's states hrow and crow from its
+// gate pre-activations (blocks i, o, f, c; overwritten).
+func rnnLSTMGatesVec(gate, hrow, crow []float32, H int) {
+	// Blocks i, o, f are contiguous: one sigmoid call covers them.
+	vec.Sigmoid(gate[:3*H], gate[:3*H])
+	vec.Tanh(gate[3*H:4*H], gate[3*H:4*H])
+	ig, og, fg, cc := gate[:H], gate[H:2*H], gate[2*H:3*H], gate[3*H:4*H]
+	crow, hrow = crow[:H], hrow[:H]
+	for j := range crow {
+		crow[j] = fg[j]*crow[j] + ig[j]*cc[j]
+	}
+	// The candidate block is spent: it takes tanh(c).
+	vec.Tanh(cc, crow)
+	for j := range hrow {
+		hrow[j] = og[j] * cc[j]
+	}
+}
+
 // plainActivations reports whether direction d uses the default
 // activations (Sigmoid for the gates, Tanh for the candidate and the
 // output) without clip or coupled input and forget gates: the
@@ -727,67 +890,14 @@ func (c *rnnConfig) plainActivations(d int) bool {
 // asFloat32s is s as a []float32; rnnRun calls it only when T is float32.
 func asFloat32s[T floatElem](s []T) []float32 { return any(s).([]float32) }
 
-// rnnStepVec is one batch row's step of the vector path, for every cell
-// but GRU without linear_before_reset (rnnGRUGatesVec, rnnGRUOutputVec).
-// gate holds the row's pre-activations X·Wᵀ + H·Rᵀ + biases and is
-// overwritten; xr, gBias, hrr and rbh are those of rnnRun (GRU with
-// linear_before_reset reads its h block from them), zrRow is the GRU's z
-// and r, hrow and crow the states updated in place.
-func rnnStepVec(cell rnnCell, gate, xr, gBias, hrr, rbh, zrRow, hrow, crow []float32, H int) {
-	switch cell {
-	case cellRNN:
-		vec.Tanh(hrow, gate[:H])
-	case cellLSTM:
-		// Blocks i, o, f are contiguous: one sigmoid call covers them.
-		vec.Sigmoid(gate[:3*H], gate[:3*H])
-		vec.Tanh(gate[3*H:4*H], gate[3*H:4*H])
-		ig, og, fg, cc := gate[:H], gate[H:2*H], gate[2*H:3*H], gate[3*H:4*H]
-		for j := range H {
-			crow[j] = fg[j]*crow[j] + ig[j]*cc[j]
-		}
-		// The candidate block is spent: it takes tanh(c).
-		vec.Tanh(cc, crow[:H])
-		for j := range H {
-			hrow[j] = og[j] * cc[j]
-		}
-	case cellGRU: // linear_before_reset
-		vec.Sigmoid(zrRow[:2*H], gate[:2*H])
-		z, r := zrRow[:H], zrRow[H:2*H]
-		hc := gate[2*H : 3*H]
-		for i := range H {
-			// h~ = g(xWh + Wbh + r ⊙ (H·Rhᵀ + Rbh))
-			hc[i] = xr[2*H+i] + gBias[2*H+i] + r[i]*(hrr[2*H+i]+rbh[i])
-		}
-		vec.Tanh(hc, hc)
-		for i := range H {
-			hrow[i] = (1-z[i])*hc[i] + z[i]*hrow[i]
-		}
-	}
-}
-
 // rnnGRUGatesVec is the first half of a GRU step without
 // linear_before_reset on the vector path: z and r of one batch row into
-// zrRow, and r ⊙ H(t-1) into rhRow for the step's GEMM with Rh.
+// zrRow, and r ⊙ H(t-1) into rhRow for the step's product with Rh.
 func rnnGRUGatesVec(gate, zrRow, rhRow, hrow []float32, H int) {
 	vec.Sigmoid(zrRow[:2*H], gate[:2*H])
 	r := zrRow[H : 2*H]
 	for i := range H {
 		rhRow[i] = r[i] * hrow[i]
-	}
-}
-
-// rnnGRUOutputVec is the second half: h~ = tanh(xWh + Wbh + (r ⊙ H)·Rhᵀ)
-// and the new state, from the h blocks xh and bh of the input projection
-// and bias and the GEMM's row rhRRow (overwritten).
-func rnnGRUOutputVec(xh, bh, rhRRow, zrRow, hrow []float32, H int) {
-	hc := rhRRow[:H]
-	for i := range H {
-		hc[i] += xh[i] + bh[i]
-	}
-	vec.Tanh(hc, hc)
-	z := zrRow[:H]
-	for i := range H {
-		hrow[i] = (1-z[i])*hc[i] + z[i]*hrow[i]
 	}
 }
 
