@@ -771,6 +771,11 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 		return t*B + b
 	}
 	for s := range S {
+		if cell == cellGRU && linearBeforeReset {
+			// H(t-1)·Rhᵀ of every row (those past their sequence unused).
+			clear(rh[:B*H])
+			vec.MulAddTransB(B, H, H, hState, H, r[2*H*H:], H, rh, H)
+		}
 		if full {
 			row := rowOf(s, 0)
 			vec.MulAddTransB(B, hrCols, H, hState, H, r, H, xw[row*GH:], GH)
@@ -801,8 +806,6 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 				}
 				// h~ = tanh(xWh + Wbh + r ⊙ (H·Rhᵀ + Rbh))
 				hh := rh[b*H : (b+1)*H]
-				clear(hh)
-				vec.MulAddTransB(1, H, H, hrow, H, r[2*H*H:], H, hh, H)
 				vec.Sigmoid(gate[:2*H], gate[:2*H])
 				rg, hc := gate[H:2*H], gate[2*H:3*H]
 				for i := range hc {

@@ -15,3 +15,9 @@ func dotRows8AVX2(m int, groups int, k int, a *float32, lda int, b *float32, ldb
 //
 //go:noescape
 func dotRows8AVX512(m int, groups int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// dotRows8PairAVX512 adds to c[i·ldc+j] the dot product of row i, for i < 2·m, of a (lda apart) and row j of b (ldb apart),
+// both k long, for j < 8·groups: rows two at a time, m pairs.
+//
+//go:noescape
+func dotRows8PairAVX512(m int, groups int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)

@@ -22,21 +22,35 @@ func mulAddTransBImpls() []mulAddTransBImpl {
 	var list []mulAddTransBImpl
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasBMI2 {
-			list = append(list, mulAddTransBImpl{"avx512", withDotRows8(dotRows8AVX512)})
+			list = append(list, mulAddTransBImpl{"avx512", withDotRows8(dotRows8PairAVX512, dotRows8AVX512)})
 		}
-		list = append(list, mulAddTransBImpl{"avx2", withDotRows8(dotRows8AVX2)})
+		list = append(list, mulAddTransBImpl{"avx2", withDotRows8(nil, dotRows8AVX2)})
 	}
 	return append(list, mulAddTransBImpl{"portable", mulAddTransBPortable})
 }
 
-// withDotRows8 runs the columns in groups of eight through kernel and the
-// n mod 8 left in the portable loop. The caller (MulAddTransB) has checked
-// the slices' lengths.
-func withDotRows8(kernel func(m, groups, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)) func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+// dotRowsKernel is the signature of the generated kernels: m rows (or m
+// pairs of rows) of A by 8·groups rows of B.
+type dotRowsKernel func(m, groups, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// withDotRows8 runs the columns in groups of eight through the kernels,
+// rows of A two at a time through pair (when not nil) and the rest
+// through single, and the n mod 8 columns left in the portable loop. The
+// caller (MulAddTransB) has checked the slices' lengths.
+func withDotRows8(pair, single dotRowsKernel) func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 	return func(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
 		groups := n / 8
 		if groups > 0 && k > 0 && m > 0 {
-			kernel(m, groups, k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+			pairs := 0
+			if pair != nil {
+				pairs = m / 2
+			}
+			if pairs > 0 {
+				pair(pairs, groups, k, &a[0], lda, &b[0], ldb, &c[0], ldc)
+			}
+			if done := 2 * pairs; done < m {
+				single(m-done, groups, k, &a[done*lda], lda, &b[0], ldb, &c[done*ldc], ldc)
+			}
 		}
 		if rest := n - 8*groups; rest > 0 {
 			done := 8 * groups

@@ -32,52 +32,68 @@ const columns = 8
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	for _, s := range []isa{{"AVX2", 8}, {"AVX512", 16}} {
-		s.dotRows8()
+	avx512 := isa{"AVX512", 16}
+	for _, s := range []isa{{"AVX2", 8}, avx512} {
+		s.dotRows8(1)
 	}
+	// AVX2's sixteen registers do not hold two rows' accumulators.
+	avx512.dotRows8(2)
 	Generate()
 }
 
-// dotRows8 generates dotRows8+suffix: for i < m and j < 8·groups,
-// c[i·ldc+j] += Σ_{p<k} a[i·lda+p]·b[j·ldb+p]. Each pass keeps the dot
-// products of one row of A with eight rows of B in eight vector
-// accumulators over k (the last k mod lanes elements under a mask, zeros
-// elsewhere, so that nothing past a row is read) and reduces them
-// together by shuffles into one vector of eight sums, added to C.
-func (s isa) dotRows8() {
+// dotRows8 generates dotRows8+suffix (rows 1) or dotRows8Pair+suffix
+// (rows 2): for i < rows·m and j < 8·groups, c[i·ldc+j] += Σ_{p<k}
+// a[i·lda+p]·b[j·ldb+p]. Each pass keeps the dot products of rows rows of
+// A with eight rows of B in 8·rows vector accumulators over k (the last k
+// mod lanes elements under a mask, zeros elsewhere, so that nothing past
+// a row is read); a pair of rows of A shares each load of B. The eight
+// accumulators of a row of A are reduced together, by shuffles, into one
+// vector of eight sums, added to C.
+func (s isa) dotRows8(rows int) {
 	name := "dotRows8" + s.suffix
+	what := "row i"
+	if rows == 2 {
+		name = "dotRows8Pair" + s.suffix
+		what = "row i, for i < 2·m,"
+	}
 	TEXT(name, NOSPLIT, "func(m, groups, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)")
 	Pragma("noescape")
-	Doc(name+" adds to c[i·ldc+j] the dot product of row i of a (lda apart) and row j of b (ldb apart),",
-		"both k long, for i < m and j < 8·groups.")
+	if rows == 2 {
+		Doc(name+" adds to c[i·ldc+j] the dot product of "+what+" of a (lda apart) and row j of b (ldb apart),",
+			"both k long, for j < 8·groups: rows two at a time, m pairs.")
+	} else {
+		Doc(name+" adds to c[i·ldc+j] the dot product of "+what+" of a (lda apart) and row j of b (ldb apart),",
+			"both k long, for i < m and j < 8·groups.")
+	}
 
-	m := GP64()
-	Load(Param("m"), m)
 	aRow := GP64()
 	Load(Param("a"), aRow)
 	cRow := GP64()
 	Load(Param("c"), cRow)
-	ldb4, ldb3 := GP64(), GP64()
+	ldb4, ldb3, lda4 := GP64(), GP64(), GP64()
 	Load(Param("ldb"), ldb4)
 	SHLQ(Imm(2), ldb4)
 	LEAQ(Mem{Base: ldb4, Index: ldb4, Scale: 2}, ldb3)
+	Load(Param("lda"), lda4)
+	SHLQ(Imm(2), lda4)
 
 	// The permutation that puts the eight sums of the reduction in order.
 	idx := s.vec()
 	VMOVUPS(s.permutationTable(), idx)
 	// The mask of the k mod lanes elements past the last full vector.
-	tailLen := GP64()
-	Load(Param("k"), tailLen)
-	ANDQ(Imm(uint64(s.lanes-1)), tailLen)
-	t := s.tailMask(tailLen)
+	tmp := GP64()
+	Load(Param("k"), tmp)
+	ANDQ(Imm(uint64(s.lanes-1)), tmp)
+	t := s.tailMask(tmp)
 
 	bp, cp, g := GP64(), GP64(), GP64()
 	ap, bq, bq4, kk := GP64(), GP64(), GP64(), GP64()
-	tmp := GP64()
+	// The row counter stays in its argument's slot: registers are short.
+	m := NewParamAddr("m", 0)
 
 	Label("row")
-	TESTQ(m, m)
-	JZ(LabelRef("done"))
+	CMPQ(m, Imm(0))
+	JE(LabelRef("done"))
 	Load(Param("b"), bp)
 	MOVQ(cRow, cp)
 	Load(Param("groups"), g)
@@ -85,13 +101,16 @@ func (s isa) dotRows8() {
 	Label("group")
 	TESTQ(g, g)
 	JZ(LabelRef("nextrow"))
-	acc := make([]reg.VecVirtual, columns)
-	for j := range acc {
-		acc[j] = s.vec()
-		if s.wide() {
-			VPXORD(acc[j], acc[j], acc[j])
-		} else {
-			VXORPS(acc[j], acc[j], acc[j])
+	acc := make([][]reg.VecVirtual, rows)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, columns)
+		for j := range acc[i] {
+			acc[i][j] = s.vec()
+			if s.wide() {
+				VPXORD(acc[i][j], acc[i][j], acc[i][j])
+			} else {
+				VXORPS(acc[i][j], acc[i][j], acc[i][j])
+			}
 		}
 	}
 	MOVQ(aRow, ap)
@@ -116,14 +135,31 @@ func (s isa) dotRows8() {
 			return Mem{Base: base, Index: ldb3, Scale: 1}
 		}
 	}
+	aAt := func(i int) Mem {
+		if i == 0 {
+			return Mem{Base: ap}
+		}
+		return Mem{Base: ap, Index: lda4, Scale: 1}
+	}
 
 	Label("kloop")
 	TESTQ(kk, kk)
 	JZ(LabelRef("ktail"))
-	x := s.vec()
-	VMOVUPS(Mem{Base: ap}, x)
-	for j := range acc {
-		VFMADD231PS(bRow(j), x, acc[j])
+	x := make([]reg.VecVirtual, rows)
+	for i := range x {
+		x[i] = s.vec()
+		VMOVUPS(aAt(i), x[i])
+	}
+	for j := range columns {
+		if rows == 1 {
+			VFMADD231PS(bRow(j), x[0], acc[0][j])
+			continue
+		}
+		bv := s.vec()
+		VMOVUPS(bRow(j), bv)
+		for i := range rows {
+			VFMADD231PS(bv, x[i], acc[i][j])
+		}
 	}
 	step := uint64(4 * s.lanes)
 	ADDQ(Imm(step), ap)
@@ -133,28 +169,43 @@ func (s isa) dotRows8() {
 	JMP(LabelRef("kloop"))
 
 	Label("ktail")
-	TESTQ(tailLen, tailLen)
+	Load(Param("k"), tmp)
+	ANDQ(Imm(uint64(s.lanes-1)), tmp)
 	JZ(LabelRef("reduce"))
-	xt := s.maskedLoad(Mem{Base: ap}, t)
-	for j := range acc {
+	xt := make([]reg.VecVirtual, rows)
+	for i := range xt {
+		xt[i] = s.maskedLoad(aAt(i), t)
+	}
+	for j := range columns {
 		bv := s.maskedLoad(bRow(j), t)
-		VFMADD231PS(bv, xt, acc[j])
+		for i := range rows {
+			VFMADD231PS(bv, xt[i], acc[i][j])
+		}
 	}
 
 	Label("reduce")
-	sum := s.reduce(acc, idx)
-	VADDPS(Mem{Base: cp}, sum, sum)
-	VMOVUPS(sum, Mem{Base: cp})
+	for i := range rows {
+		sum := s.reduce(acc[i], idx)
+		at := Mem{Base: cp}
+		if i == 1 {
+			Load(Param("ldc"), tmp)
+			at = Mem{Base: cp, Index: tmp, Scale: 4}
+		}
+		VADDPS(at, sum, sum)
+		VMOVUPS(sum, at)
+	}
 	ADDQ(Imm(4*columns), cp)
 	LEAQ(Mem{Base: bp, Index: ldb4, Scale: 8}, bp)
 	DECQ(g)
 	JMP(LabelRef("group"))
 
 	Label("nextrow")
-	Load(Param("lda"), tmp)
-	LEAQ(Mem{Base: aRow, Index: tmp, Scale: 4}, aRow)
+	for range rows {
+		ADDQ(lda4, aRow)
+	}
 	Load(Param("ldc"), tmp)
-	LEAQ(Mem{Base: cRow, Index: tmp, Scale: 4}, cRow)
+	SHLQ(Imm(uint64(2+log2(rows))), tmp)
+	ADDQ(tmp, cRow)
 	DECQ(m)
 	JMP(LabelRef("row"))
 
@@ -252,12 +303,18 @@ func (s isa) permutationTable() Mem {
 	if s.wide() {
 		order = []uint32{0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0}
 	}
+	if m, ok := permutationTables[s.suffix]; ok {
+		return m
+	}
 	m := GLOBL("dotrowsperm"+s.suffix, RODATA|NOPTR)
 	for i, v := range order {
 		DATA(4*i, U32(v))
 	}
+	permutationTables[s.suffix] = m
 	return m
 }
+
+var permutationTables = map[string]Mem{}
 
 // lane is the mask of a tail: a vector (AVX2) or a k register.
 type lane struct {
