@@ -21,3 +21,23 @@ func dotRows8AVX512(m int, groups int, k int, a *float32, lda int, b *float32, l
 //
 //go:noescape
 func dotRows8PairAVX512(m int, groups int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// mulAddRows4AVX2 adds to c[i·ldc+j] the sum over p < k of a[i·lda+p]·b[p·ldb+j], for i < 4·m and j < n.
+//
+//go:noescape
+func mulAddRows4AVX2(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// mulAddRows1AVX2 adds to c[i·ldc+j] the sum over p < k of a[i·lda+p]·b[p·ldb+j], for i < 1·m and j < n.
+//
+//go:noescape
+func mulAddRows1AVX2(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// mulAddRows4AVX512 adds to c[i·ldc+j] the sum over p < k of a[i·lda+p]·b[p·ldb+j], for i < 4·m and j < n.
+//
+//go:noescape
+func mulAddRows4AVX512(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// mulAddRows1AVX512 adds to c[i·ldc+j] the sum over p < k of a[i·lda+p]·b[p·ldb+j], for i < 1·m and j < n.
+//
+//go:noescape
+func mulAddRows1AVX512(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)

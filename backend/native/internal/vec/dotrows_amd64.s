@@ -489,3 +489,569 @@ nextrow:
 done:
 	VZEROUPPER
 	RET
+
+// func mulAddRows4AVX2(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// Requires: AVX, FMA3
+TEXT ·mulAddRows4AVX2(SB), NOSPLIT, $0-72
+	MOVQ    a+24(FP), AX
+	MOVQ    c+56(FP), CX
+	MOVQ    lda+32(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    ldc+64(FP), BX
+	SHLQ    $0x02, BX
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x02, SI
+	LEAQ    (DX)(DX*2), DI
+	LEAQ    (BX)(BX*2), R8
+	MOVQ    n+8(FP), R9
+	ANDQ    $0x07, R9
+	MOVQ    $0x0000000000000008, R10
+	SUBQ    R9, R10
+	SHLQ    $0x02, R10
+	LEAQ    dotrowstailmask<>+0(SB), R9
+	VMOVDQU (R9)(R10*1), Y0
+
+mulAddRows4AVX2row:
+	CMPQ m+0(FP), $0x00
+	JE   mulAddRows4AVX2done
+	MOVQ b+40(FP), R9
+	MOVQ CX, R10
+	MOVQ n+8(FP), R14
+
+mulAddRows4AVX2wide:
+	CMPQ    R14, $0x10
+	JL      mulAddRows4AVX2one
+	VMOVUPS (R10), Y1
+	VMOVUPS 32(R10), Y2
+	VMOVUPS (R10)(BX*1), Y3
+	VMOVUPS 32(R10)(BX*1), Y4
+	VMOVUPS (R10)(BX*2), Y5
+	VMOVUPS 32(R10)(BX*2), Y6
+	VMOVUPS (R10)(R8*1), Y7
+	VMOVUPS 32(R10)(R8*1), Y8
+	MOVQ    AX, R11
+	MOVQ    R9, R12
+	MOVQ    k+16(FP), R13
+
+mulAddRows4AVX2widek:
+	TESTQ        R13, R13
+	JZ           mulAddRows4AVX2widestore
+	VMOVUPS      (R12), Y9
+	VMOVUPS      32(R12), Y10
+	VBROADCASTSS (R11), Y11
+	VFMADD231PS  Y9, Y11, Y1
+	VFMADD231PS  Y10, Y11, Y2
+	VBROADCASTSS (R11)(DX*1), Y11
+	VFMADD231PS  Y9, Y11, Y3
+	VFMADD231PS  Y10, Y11, Y4
+	VBROADCASTSS (R11)(DX*2), Y11
+	VFMADD231PS  Y9, Y11, Y5
+	VFMADD231PS  Y10, Y11, Y6
+	VBROADCASTSS (R11)(DI*1), Y11
+	VFMADD231PS  Y9, Y11, Y7
+	VFMADD231PS  Y10, Y11, Y8
+	ADDQ         $0x04, R11
+	ADDQ         SI, R12
+	DECQ         R13
+	JMP          mulAddRows4AVX2widek
+
+mulAddRows4AVX2widestore:
+	VMOVUPS Y1, (R10)
+	VMOVUPS Y2, 32(R10)
+	VMOVUPS Y3, (R10)(BX*1)
+	VMOVUPS Y4, 32(R10)(BX*1)
+	VMOVUPS Y5, (R10)(BX*2)
+	VMOVUPS Y6, 32(R10)(BX*2)
+	VMOVUPS Y7, (R10)(R8*1)
+	VMOVUPS Y8, 32(R10)(R8*1)
+	ADDQ    $0x40, R9
+	ADDQ    $0x40, R10
+	SUBQ    $0x10, R14
+	JMP     mulAddRows4AVX2wide
+
+mulAddRows4AVX2one:
+	CMPQ    R14, $0x08
+	JL      mulAddRows4AVX2tail
+	VMOVUPS (R10), Y1
+	VMOVUPS (R10)(BX*1), Y2
+	VMOVUPS (R10)(BX*2), Y3
+	VMOVUPS (R10)(R8*1), Y4
+	MOVQ    AX, R11
+	MOVQ    R9, R12
+	MOVQ    k+16(FP), R13
+
+mulAddRows4AVX2onek:
+	TESTQ        R13, R13
+	JZ           mulAddRows4AVX2onestore
+	VMOVUPS      (R12), Y5
+	VBROADCASTSS (R11), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (R11)(DX*1), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (R11)(DX*2), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS (R11)(DI*1), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	ADDQ         $0x04, R11
+	ADDQ         SI, R12
+	DECQ         R13
+	JMP          mulAddRows4AVX2onek
+
+mulAddRows4AVX2onestore:
+	VMOVUPS Y1, (R10)
+	VMOVUPS Y2, (R10)(BX*1)
+	VMOVUPS Y3, (R10)(BX*2)
+	VMOVUPS Y4, (R10)(R8*1)
+	ADDQ    $0x20, R9
+	ADDQ    $0x20, R10
+	SUBQ    $0x08, R14
+
+mulAddRows4AVX2tail:
+	TESTQ      R14, R14
+	JZ         mulAddRows4AVX2nextrow
+	VMASKMOVPS (R10), Y0, Y1
+	VMASKMOVPS (R10)(BX*1), Y0, Y2
+	VMASKMOVPS (R10)(BX*2), Y0, Y3
+	VMASKMOVPS (R10)(R8*1), Y0, Y4
+	MOVQ       AX, R11
+	MOVQ       R9, R12
+	MOVQ       k+16(FP), R13
+
+mulAddRows4AVX2tailk:
+	TESTQ        R13, R13
+	JZ           mulAddRows4AVX2tailstore
+	VMASKMOVPS   (R12), Y0, Y5
+	VBROADCASTSS (R11), Y6
+	VFMADD231PS  Y5, Y6, Y1
+	VBROADCASTSS (R11)(DX*1), Y6
+	VFMADD231PS  Y5, Y6, Y2
+	VBROADCASTSS (R11)(DX*2), Y6
+	VFMADD231PS  Y5, Y6, Y3
+	VBROADCASTSS (R11)(DI*1), Y6
+	VFMADD231PS  Y5, Y6, Y4
+	ADDQ         $0x04, R11
+	ADDQ         SI, R12
+	DECQ         R13
+	JMP          mulAddRows4AVX2tailk
+
+mulAddRows4AVX2tailstore:
+	VMASKMOVPS Y1, Y0, (R10)
+	VMASKMOVPS Y2, Y0, (R10)(BX*1)
+	VMASKMOVPS Y3, Y0, (R10)(BX*2)
+	VMASKMOVPS Y4, Y0, (R10)(R8*1)
+	ADDQ       $0x20, R9
+	ADDQ       $0x20, R10
+
+mulAddRows4AVX2nextrow:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	ADDQ DX, AX
+	ADDQ BX, CX
+	ADDQ DX, AX
+	ADDQ BX, CX
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ m+0(FP)
+	JMP  mulAddRows4AVX2row
+
+mulAddRows4AVX2done:
+	VZEROUPPER
+	RET
+
+// func mulAddRows1AVX2(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// Requires: AVX, FMA3
+TEXT ·mulAddRows1AVX2(SB), NOSPLIT, $0-72
+	MOVQ    a+24(FP), AX
+	MOVQ    c+56(FP), CX
+	MOVQ    lda+32(FP), DX
+	SHLQ    $0x02, DX
+	MOVQ    ldc+64(FP), BX
+	SHLQ    $0x02, BX
+	MOVQ    ldb+48(FP), SI
+	SHLQ    $0x02, SI
+	LEAQ    (DX)(DX*2), DI
+	LEAQ    (BX)(BX*2), DI
+	MOVQ    n+8(FP), DI
+	ANDQ    $0x07, DI
+	MOVQ    $0x0000000000000008, R8
+	SUBQ    DI, R8
+	SHLQ    $0x02, R8
+	LEAQ    dotrowstailmask<>+0(SB), DI
+	VMOVDQU (DI)(R8*1), Y0
+
+mulAddRows1AVX2row:
+	CMPQ m+0(FP), $0x00
+	JE   mulAddRows1AVX2done
+	MOVQ b+40(FP), DI
+	MOVQ CX, R8
+	MOVQ n+8(FP), R12
+
+mulAddRows1AVX2wide:
+	CMPQ    R12, $0x10
+	JL      mulAddRows1AVX2one
+	VMOVUPS (R8), Y1
+	VMOVUPS 32(R8), Y2
+	MOVQ    AX, R9
+	MOVQ    DI, R10
+	MOVQ    k+16(FP), R11
+
+mulAddRows1AVX2widek:
+	TESTQ        R11, R11
+	JZ           mulAddRows1AVX2widestore
+	VMOVUPS      (R10), Y3
+	VMOVUPS      32(R10), Y4
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  Y3, Y5, Y1
+	VFMADD231PS  Y4, Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         SI, R10
+	DECQ         R11
+	JMP          mulAddRows1AVX2widek
+
+mulAddRows1AVX2widestore:
+	VMOVUPS Y1, (R8)
+	VMOVUPS Y2, 32(R8)
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	SUBQ    $0x10, R12
+	JMP     mulAddRows1AVX2wide
+
+mulAddRows1AVX2one:
+	CMPQ    R12, $0x08
+	JL      mulAddRows1AVX2tail
+	VMOVUPS (R8), Y1
+	MOVQ    AX, R9
+	MOVQ    DI, R10
+	MOVQ    k+16(FP), R11
+
+mulAddRows1AVX2onek:
+	TESTQ        R11, R11
+	JZ           mulAddRows1AVX2onestore
+	VMOVUPS      (R10), Y2
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x04, R9
+	ADDQ         SI, R10
+	DECQ         R11
+	JMP          mulAddRows1AVX2onek
+
+mulAddRows1AVX2onestore:
+	VMOVUPS Y1, (R8)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, R8
+	SUBQ    $0x08, R12
+
+mulAddRows1AVX2tail:
+	TESTQ      R12, R12
+	JZ         mulAddRows1AVX2nextrow
+	VMASKMOVPS (R8), Y0, Y1
+	MOVQ       AX, R9
+	MOVQ       DI, R10
+	MOVQ       k+16(FP), R11
+
+mulAddRows1AVX2tailk:
+	TESTQ        R11, R11
+	JZ           mulAddRows1AVX2tailstore
+	VMASKMOVPS   (R10), Y0, Y2
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  Y2, Y3, Y1
+	ADDQ         $0x04, R9
+	ADDQ         SI, R10
+	DECQ         R11
+	JMP          mulAddRows1AVX2tailk
+
+mulAddRows1AVX2tailstore:
+	VMASKMOVPS Y1, Y0, (R8)
+	ADDQ       $0x20, DI
+	ADDQ       $0x20, R8
+
+mulAddRows1AVX2nextrow:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ m+0(FP)
+	JMP  mulAddRows1AVX2row
+
+mulAddRows1AVX2done:
+	VZEROUPPER
+	RET
+
+// func mulAddRows4AVX512(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·mulAddRows4AVX512(SB), NOSPLIT, $0-72
+	MOVQ  a+24(FP), AX
+	MOVQ  c+56(FP), CX
+	MOVQ  lda+32(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  ldc+64(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  ldb+48(FP), SI
+	SHLQ  $0x02, SI
+	LEAQ  (DX)(DX*2), DI
+	LEAQ  (BX)(BX*2), R8
+	MOVQ  n+8(FP), R9
+	ANDQ  $0x0f, R9
+	MOVL  $0x0000ffff, R10
+	BZHIL R9, R10, R9
+	KMOVW R9, K1
+
+mulAddRows4AVX512row:
+	CMPQ m+0(FP), $0x00
+	JE   mulAddRows4AVX512done
+	MOVQ b+40(FP), R9
+	MOVQ CX, R10
+	MOVQ n+8(FP), R14
+
+mulAddRows4AVX512wide:
+	CMPQ    R14, $0x20
+	JL      mulAddRows4AVX512one
+	VMOVUPS (R10), Z0
+	VMOVUPS 64(R10), Z1
+	VMOVUPS (R10)(BX*1), Z2
+	VMOVUPS 64(R10)(BX*1), Z3
+	VMOVUPS (R10)(BX*2), Z4
+	VMOVUPS 64(R10)(BX*2), Z5
+	VMOVUPS (R10)(R8*1), Z6
+	VMOVUPS 64(R10)(R8*1), Z7
+	MOVQ    AX, R11
+	MOVQ    R9, R12
+	MOVQ    k+16(FP), R13
+
+mulAddRows4AVX512widek:
+	TESTQ        R13, R13
+	JZ           mulAddRows4AVX512widestore
+	VMOVUPS      (R12), Z8
+	VMOVUPS      64(R12), Z9
+	VBROADCASTSS (R11), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (R11)(DX*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (R11)(DX*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (R11)(DI*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         $0x04, R11
+	ADDQ         SI, R12
+	DECQ         R13
+	JMP          mulAddRows4AVX512widek
+
+mulAddRows4AVX512widestore:
+	VMOVUPS Z0, (R10)
+	VMOVUPS Z1, 64(R10)
+	VMOVUPS Z2, (R10)(BX*1)
+	VMOVUPS Z3, 64(R10)(BX*1)
+	VMOVUPS Z4, (R10)(BX*2)
+	VMOVUPS Z5, 64(R10)(BX*2)
+	VMOVUPS Z6, (R10)(R8*1)
+	VMOVUPS Z7, 64(R10)(R8*1)
+	ADDQ    $0x80, R9
+	ADDQ    $0x80, R10
+	SUBQ    $0x20, R14
+	JMP     mulAddRows4AVX512wide
+
+mulAddRows4AVX512one:
+	CMPQ    R14, $0x10
+	JL      mulAddRows4AVX512tail
+	VMOVUPS (R10), Z0
+	VMOVUPS (R10)(BX*1), Z1
+	VMOVUPS (R10)(BX*2), Z2
+	VMOVUPS (R10)(R8*1), Z3
+	MOVQ    AX, R11
+	MOVQ    R9, R12
+	MOVQ    k+16(FP), R13
+
+mulAddRows4AVX512onek:
+	TESTQ        R13, R13
+	JZ           mulAddRows4AVX512onestore
+	VMOVUPS      (R12), Z4
+	VBROADCASTSS (R11), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (R11)(DX*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (R11)(DX*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (R11)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x04, R11
+	ADDQ         SI, R12
+	DECQ         R13
+	JMP          mulAddRows4AVX512onek
+
+mulAddRows4AVX512onestore:
+	VMOVUPS Z0, (R10)
+	VMOVUPS Z1, (R10)(BX*1)
+	VMOVUPS Z2, (R10)(BX*2)
+	VMOVUPS Z3, (R10)(R8*1)
+	ADDQ    $0x40, R9
+	ADDQ    $0x40, R10
+	SUBQ    $0x10, R14
+
+mulAddRows4AVX512tail:
+	TESTQ     R14, R14
+	JZ        mulAddRows4AVX512nextrow
+	VMOVUPS.Z (R10), K1, Z0
+	VMOVUPS.Z (R10)(BX*1), K1, Z1
+	VMOVUPS.Z (R10)(BX*2), K1, Z2
+	VMOVUPS.Z (R10)(R8*1), K1, Z3
+	MOVQ      AX, R11
+	MOVQ      R9, R12
+	MOVQ      k+16(FP), R13
+
+mulAddRows4AVX512tailk:
+	TESTQ        R13, R13
+	JZ           mulAddRows4AVX512tailstore
+	VMOVUPS.Z    (R12), K1, Z4
+	VBROADCASTSS (R11), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (R11)(DX*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (R11)(DX*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (R11)(DI*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x04, R11
+	ADDQ         SI, R12
+	DECQ         R13
+	JMP          mulAddRows4AVX512tailk
+
+mulAddRows4AVX512tailstore:
+	VMOVUPS Z0, K1, (R10)
+	VMOVUPS Z1, K1, (R10)(BX*1)
+	VMOVUPS Z2, K1, (R10)(BX*2)
+	VMOVUPS Z3, K1, (R10)(R8*1)
+	ADDQ    $0x40, R9
+	ADDQ    $0x40, R10
+
+mulAddRows4AVX512nextrow:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	ADDQ DX, AX
+	ADDQ BX, CX
+	ADDQ DX, AX
+	ADDQ BX, CX
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ m+0(FP)
+	JMP  mulAddRows4AVX512row
+
+mulAddRows4AVX512done:
+	VZEROUPPER
+	RET
+
+// func mulAddRows1AVX512(m int, n int, k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·mulAddRows1AVX512(SB), NOSPLIT, $0-72
+	MOVQ  a+24(FP), AX
+	MOVQ  c+56(FP), CX
+	MOVQ  lda+32(FP), DX
+	SHLQ  $0x02, DX
+	MOVQ  ldc+64(FP), BX
+	SHLQ  $0x02, BX
+	MOVQ  ldb+48(FP), SI
+	SHLQ  $0x02, SI
+	LEAQ  (DX)(DX*2), DI
+	LEAQ  (BX)(BX*2), DI
+	MOVQ  n+8(FP), DI
+	ANDQ  $0x0f, DI
+	MOVL  $0x0000ffff, R8
+	BZHIL DI, R8, DI
+	KMOVW DI, K1
+
+mulAddRows1AVX512row:
+	CMPQ m+0(FP), $0x00
+	JE   mulAddRows1AVX512done
+	MOVQ b+40(FP), DI
+	MOVQ CX, R8
+	MOVQ n+8(FP), R12
+
+mulAddRows1AVX512wide:
+	CMPQ    R12, $0x20
+	JL      mulAddRows1AVX512one
+	VMOVUPS (R8), Z0
+	VMOVUPS 64(R8), Z1
+	MOVQ    AX, R9
+	MOVQ    DI, R10
+	MOVQ    k+16(FP), R11
+
+mulAddRows1AVX512widek:
+	TESTQ        R11, R11
+	JZ           mulAddRows1AVX512widestore
+	VMOVUPS      (R10), Z2
+	VMOVUPS      64(R10), Z3
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  Z2, Z4, Z0
+	VFMADD231PS  Z3, Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         SI, R10
+	DECQ         R11
+	JMP          mulAddRows1AVX512widek
+
+mulAddRows1AVX512widestore:
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, 64(R8)
+	ADDQ    $0x80, DI
+	ADDQ    $0x80, R8
+	SUBQ    $0x20, R12
+	JMP     mulAddRows1AVX512wide
+
+mulAddRows1AVX512one:
+	CMPQ    R12, $0x10
+	JL      mulAddRows1AVX512tail
+	VMOVUPS (R8), Z0
+	MOVQ    AX, R9
+	MOVQ    DI, R10
+	MOVQ    k+16(FP), R11
+
+mulAddRows1AVX512onek:
+	TESTQ        R11, R11
+	JZ           mulAddRows1AVX512onestore
+	VMOVUPS      (R10), Z1
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         SI, R10
+	DECQ         R11
+	JMP          mulAddRows1AVX512onek
+
+mulAddRows1AVX512onestore:
+	VMOVUPS Z0, (R8)
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+	SUBQ    $0x10, R12
+
+mulAddRows1AVX512tail:
+	TESTQ     R12, R12
+	JZ        mulAddRows1AVX512nextrow
+	VMOVUPS.Z (R8), K1, Z0
+	MOVQ      AX, R9
+	MOVQ      DI, R10
+	MOVQ      k+16(FP), R11
+
+mulAddRows1AVX512tailk:
+	TESTQ        R11, R11
+	JZ           mulAddRows1AVX512tailstore
+	VMOVUPS.Z    (R10), K1, Z1
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  Z1, Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         SI, R10
+	DECQ         R11
+	JMP          mulAddRows1AVX512tailk
+
+mulAddRows1AVX512tailstore:
+	VMOVUPS Z0, K1, (R8)
+	ADDQ    $0x40, DI
+	ADDQ    $0x40, R8
+
+mulAddRows1AVX512nextrow:
+	ADDQ DX, AX
+	ADDQ BX, CX
+	DECQ m+0(FP)
+	JMP  mulAddRows1AVX512row
+
+mulAddRows1AVX512done:
+	VZEROUPPER
+	RET

@@ -18,3 +18,12 @@ type mulAddTransBImpl struct {
 func mulAddTransBImpls() []mulAddTransBImpl {
 	return []mulAddTransBImpl{{"portable", mulAddTransBPortable}}
 }
+
+// mulAdd is the portable loop.
+var mulAdd = mulAddPortable
+
+// mulAddImpls lists the MulAdd implementations this machine runs: the
+// portable one.
+func mulAddImpls() []mulAddTransBImpl {
+	return []mulAddTransBImpl{{"portable", mulAddPortable}}
+}

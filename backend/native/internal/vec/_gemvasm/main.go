@@ -1,6 +1,7 @@
 // Command _gemvasm generates dotrows_amd64.s and its Go declarations,
 // dotrows_amd64.go, for package vec with avo: the kernels of
-// MulAddTransB (gemv.go), for AVX2/FMA and for AVX-512. Run it through go
+// MulAddTransB and MulAdd (dotrows.go, muladd.go), for AVX2/FMA and for
+// AVX-512. Run it through go
 // generate in package vec (gemv.go). It is a module of its own, apart
 // from _asm, so that the two generated files change independently.
 package main
@@ -38,6 +39,10 @@ func main() {
 	}
 	// AVX2's sixteen registers do not hold two rows' accumulators.
 	avx512.dotRows8(2)
+	for _, s := range []isa{{"AVX2", 8}, avx512} {
+		s.mulAddRows(4)
+		s.mulAddRows(1)
+	}
 	Generate()
 }
 
