@@ -224,6 +224,7 @@ type rnnKernel struct {
 // and grown when a run needs more.
 type rnnScratch[T floatElem] struct {
 	xt, xw, hState, cState, hr, rh, rhR, gate, gBias, rbh, zr []T
+	rt                                                        []float32 // rnnDirectionVec's transposed R
 }
 
 // scratchOf returns n elements of *buf, growing it when it is shorter; the
@@ -584,7 +585,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			}
 			out := rnnYLayout{layout1: cfg.layout == 1, seq: S, dirs: cfg.dirs, dir: d, batch: B, hidden: H}
 			rnnDirectionVec(cfg.cell, cfg.linearBeforeReset, pr, reverse, threads, asFloat32s(x), asFloat32s(wd), asFloat32s(rd), asFloat32s(gBias), asFloat32s(rbh),
-				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out)
+				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out, &sc.rt)
 			for b := range B {
 				copy(stateAt(yh, d, b), hState[b*H:(b+1)*H])
 				if yc != nil {
@@ -744,11 +745,16 @@ func (l rnnYLayout) at(t, b int) int {
 // scales H(t-1)·Rhᵀ + Rbh (rbh), which goes to rh first. hState and
 // cState hold the initial states and end as the final ones; rh is GRU's
 // r ⊙ H(t-1) or H(t-1)·Rhᵀ of every batch row.
-func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, reverse bool, threads int, x, w, r, gBias, rbh, xw, hState, cState, rh, y []float32, out rnnYLayout) {
+func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, reverse bool, threads int, x, w, r, gBias, rbh, xw, hState, cState, rh, y []float32, out rnnYLayout, rtScratch *[]float32) {
 	S, B, I, H := pr.seq, pr.batch, pr.input, pr.hidden
 	GH := cell.gates() * H
 	if S*B == 0 {
 		return
+	}
+	rec := rnnRecurrence{r: r, hidden: H, cols: GH}
+	if B >= rnnTransposedBatch && vec.MulAddVectorised() {
+		rec.rt = scratchOf(rtScratch, H*GH)
+		transpose2D(rec.rt, GH, r, H, H, GH)
 	}
 	gemm.MultiplyFused(S*B, GH, I, 1, gemm.NewMatrix(x, I, false), gemm.NewMatrix(w, I, true), 0, xw, GH, threads,
 		&gemm.Epilogue[float32]{ColBias: gBias})
@@ -774,16 +780,16 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 		if cell == cellGRU && linearBeforeReset {
 			// H(t-1)·Rhᵀ of every row (those past their sequence unused).
 			clear(rh[:B*H])
-			vec.MulAddTransB(B, H, H, hState, H, r[2*H*H:], H, rh, H)
+			rec.add(B, H, 2*H, hState, rh, H)
 		}
 		if full {
 			row := rowOf(s, 0)
-			vec.MulAddTransB(B, hrCols, H, hState, H, r, H, xw[row*GH:], GH)
+			rec.add(B, hrCols, 0, hState, xw[row*GH:], GH)
 		} else {
 			for b := range B {
 				if s < pr.lens[b] {
 					row := rowOf(s, b)
-					vec.MulAddTransB(1, hrCols, H, hState[b*H:], H, r, H, xw[row*GH:], GH)
+					rec.add(1, hrCols, 0, hState[b*H:], xw[row*GH:], GH)
 				}
 			}
 		}
@@ -821,12 +827,12 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 		}
 		if full {
 			row := rowOf(s, 0)
-			vec.MulAddTransB(B, H, H, rh, H, r[2*H*H:], H, xw[row*GH+2*H:], GH)
+			rec.add(B, H, 2*H, rh, xw[row*GH+2*H:], GH)
 		} else {
 			for b := range B {
 				if s < pr.lens[b] {
 					row := rowOf(s, b)
-					vec.MulAddTransB(1, H, H, rh[b*H:], H, r[2*H*H:], H, xw[row*GH+2*H:], GH)
+					rec.add(1, H, 2*H, rh[b*H:], xw[row*GH+2*H:], GH)
 				}
 			}
 		}
@@ -851,6 +857,32 @@ func rnnGRUUpdateVec(hc, z, hrow []float32) {
 	for i, h := range hc {
 		hrow[i] = (1-z[i])*h + z[i]*hrow[i]
 	}
+}
+
+// rnnTransposedBatch is the least batch for which rnnDirectionVec
+// transposes R once per run and multiplies each step by vec.MulAdd: from
+// four rows of H a step, its register blocks of four rows beat the dot
+// products of vec.MulAddTransB by more than the transpose costs
+// (BenchmarkMulAdd 8x256x64 2.3 µs, BenchmarkMulAddTransB 3.0 µs).
+const rnnTransposedBatch = 4
+
+// rnnRecurrence is one direction's recurrent weights R ([gates·hidden,
+// hidden], cols = gates·hidden rows) and, when not nil, rt, the same
+// transposed ([hidden, cols]).
+type rnnRecurrence struct {
+	r, rt        []float32
+	hidden, cols int
+}
+
+// add adds h·R[col:col+n]ᵀ to c: h is m rows of hidden, c m rows ldc
+// apart, n columns (gate rows of R from col).
+func (q *rnnRecurrence) add(m, n, col int, h, c []float32, ldc int) {
+	H := q.hidden
+	if q.rt != nil {
+		vec.MulAdd(m, n, H, h, H, q.rt[col:], q.cols, c, ldc)
+		return
+	}
+	vec.MulAddTransB(m, n, H, h, H, q.r[col*H:], H, c, ldc)
 }
 
 // rnnLSTMGatesVec updates one batch row's states hrow and crow from its

@@ -293,6 +293,7 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 		layout    int64
 		lens      []int32 // sequence_lens, or nil
 		hidden    int     // 0: 7; more than 8 so that the per-step products have full groups of eight columns
+		batch     int     // 0: 2; 4 or more multiplies by the transposed R (rnnTransposedBatch)
 	}{
 		{name: "rnn forward", cell: cellRNN, direction: "forward", vector: true},
 		{name: "lstm forward", cell: cellLSTM, direction: "forward", vector: true},
@@ -306,6 +307,10 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 		{name: "lstm bidirectional wide", cell: cellLSTM, direction: "bidirectional", vector: true, hidden: 19},
 		{name: "gru bidirectional layout1 lens", cell: cellGRU, direction: "bidirectional", vector: true, layout: 1, lens: []int32{0, 4}, hidden: 19},
 		{name: "gru lbr bidirectional lens", cell: cellGRU, direction: "bidirectional", lbr: true, vector: true, lens: []int32{3, 5}, hidden: 19},
+		{name: "lstm bidirectional batch 5 lens", cell: cellLSTM, direction: "bidirectional", vector: true, lens: []int32{5, 1, 0, 3, 5}, hidden: 19, batch: 5},
+		{name: "gru lbr reverse batch 4", cell: cellGRU, direction: "reverse", lbr: true, vector: true, hidden: 19, batch: 4},
+		{name: "gru bidirectional layout1 batch 6 lens", cell: cellGRU, direction: "bidirectional", vector: true, layout: 1, lens: []int32{2, 5, 5, 4, 1, 3}, hidden: 9, batch: 6},
+		{name: "rnn forward batch 4", cell: cellRNN, direction: "forward", vector: true, hidden: 19, batch: 4},
 		{name: "lstm peepholes element-wise", cell: cellLSTM, direction: "bidirectional", peep: true},
 		{name: "lstm clip element-wise", cell: cellLSTM, direction: "forward", clip: &clip},
 		{name: "gru clip element-wise", cell: cellGRU, direction: "bidirectional", clip: &clip},
@@ -315,6 +320,9 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 			S, B, I, H := 5, 2, 3, 7
 			if tc.hidden > 0 {
 				H = tc.hidden
+			}
+			if tc.batch > 0 {
+				B = tc.batch
 			}
 			c, err := parseRNNConfig(tc.cell, tc.direction, nil, tc.layout, tc.clip, nil, nil, nil)
 			if err != nil {

@@ -86,7 +86,7 @@ func TestMulAddEdges(t *testing.T) {
 
 func BenchmarkMulAdd(b *testing.B) {
 	for _, impl := range mulAddImpls() {
-		for _, shape := range [][3]int{{32, 32, 16}, {32, 16, 32}} {
+		for _, shape := range [][3]int{{32, 32, 16}, {32, 16, 32}, {8, 256, 64}, {8, 128, 64}} {
 			m, n, k := shape[0], shape[1], shape[2]
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", impl.name, m, n, k), func(b *testing.B) {
 				a, w, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
