@@ -224,7 +224,7 @@ type rnnKernel struct {
 // and grown when a run needs more.
 type rnnScratch[T floatElem] struct {
 	xt, xw, hState, cState, hr, rh, rhR, gate, gBias, rbh, zr []T
-	rt                                                        []float32 // rnnDirectionVec's transposed R
+	rt, wt                                                    []float32 // rnnDirectionVec's transposed R and W
 }
 
 // scratchOf returns n elements of *buf, growing it when it is shorter; the
@@ -585,7 +585,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			}
 			out := rnnYLayout{layout1: cfg.layout == 1, seq: S, dirs: cfg.dirs, dir: d, batch: B, hidden: H}
 			rnnDirectionVec(cfg.cell, cfg.linearBeforeReset, pr, reverse, threads, asFloat32s(x), asFloat32s(wd), asFloat32s(rd), asFloat32s(gBias), asFloat32s(rbh),
-				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out, &sc.rt)
+				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out, any(sc).(*rnnScratch[float32]))
 			for b := range B {
 				copy(stateAt(yh, d, b), hState[b*H:(b+1)*H])
 				if yc != nil {
@@ -736,8 +736,9 @@ func (l rnnYLayout) at(t, b int) int {
 
 // rnnDirectionVec runs one direction of a float32 RNN, LSTM or GRU
 // with the default activations, no clip and no peepholes. The input
-// projections of all steps and the biases come first, into xw (one GEMM
-// with the bias gBias as its epilogue); each step then adds its recurrent
+// projections of all steps and the biases come first, into xw (every
+// row starts from gBias and adds X·Wᵀ by vec.MulAdd, or one GEMM with the
+// bias as its epilogue when W is large); each step then adds its recurrent
 // projection to its own rows of xw in place (vec.MulAddTransB), which
 // leaves the gates' pre-activations there for the vector activations.
 // GRU's h block is the exception: without linear_before_reset its
@@ -745,7 +746,7 @@ func (l rnnYLayout) at(t, b int) int {
 // scales H(t-1)·Rhᵀ + Rbh (rbh), which goes to rh first. hState and
 // cState hold the initial states and end as the final ones; rh is GRU's
 // r ⊙ H(t-1) or H(t-1)·Rhᵀ of every batch row.
-func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, reverse bool, threads int, x, w, r, gBias, rbh, xw, hState, cState, rh, y []float32, out rnnYLayout, rtScratch *[]float32) {
+func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, reverse bool, threads int, x, w, r, gBias, rbh, xw, hState, cState, rh, y []float32, out rnnYLayout, scratch *rnnScratch[float32]) {
 	S, B, I, H := pr.seq, pr.batch, pr.input, pr.hidden
 	GH := cell.gates() * H
 	if S*B == 0 {
@@ -753,11 +754,22 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 	}
 	rec := rnnRecurrence{r: r, hidden: H, cols: GH}
 	if B >= rnnTransposedBatch && vec.MulAddVectorised() {
-		rec.rt = scratchOf(rtScratch, H*GH)
+		rec.rt = scratchOf(&scratch.rt, H*GH)
 		transpose2D(rec.rt, GH, r, H, H, GH)
 	}
-	gemm.MultiplyFused(S*B, GH, I, 1, gemm.NewMatrix(x, I, false), gemm.NewMatrix(w, I, true), 0, xw, GH, threads,
-		&gemm.Epilogue[float32]{ColBias: gBias})
+	if B >= rnnTransposedBatch && vec.MulAddVectorised() && I*GH <= rnnInputRowKernelMax {
+		// W transposed once, then every row starts from the biases and
+		// adds its projection (vec.MulAdd, nothing packed).
+		wt := scratchOf(&scratch.wt, I*GH)
+		transpose2D(wt, GH, w, I, I, GH)
+		for row := range S * B {
+			copy(xw[row*GH:(row+1)*GH], gBias)
+		}
+		vec.MulAdd(S*B, GH, I, x, I, wt, GH, xw, GH)
+	} else {
+		gemm.MultiplyFused(S*B, GH, I, 1, gemm.NewMatrix(x, I, false), gemm.NewMatrix(w, I, true), 0, xw, GH, threads,
+			&gemm.Epilogue[float32]{ColBias: gBias})
+	}
 	// The projection of H(t-1) by R's z and r blocks only, for GRU: its h
 	// block multiplies r ⊙ H(t-1) once r is known.
 	hrCols := GH
@@ -858,6 +870,15 @@ func rnnGRUUpdateVec(hc, z, hrow []float32) {
 		hrow[i] = (1-z[i])*h + z[i]*hrow[i]
 	}
 }
+
+// rnnInputRowKernelMax is the most elements of W for which
+// rnnDirectionVec projects the inputs with vec.MulAdd (W transposed and
+// read in place, as MatMul does when B fits in L2, rowKernelProduct)
+// rather than the blocked GEMM, from a batch of rnnTransposedBatch: at
+// batch 1 the transpose costs what it saves (process CPU time per
+// lstm_gru inference, shared machine: batch 8 615 -> 595 µs, batch 1 108
+// -> 110 µs).
+const rnnInputRowKernelMax = 64 * 1024
 
 // rnnTransposedBatch is the least batch for which rnnDirectionVec
 // transposes R once per run and multiplies each step by vec.MulAdd: from
