@@ -279,6 +279,8 @@ func TestRecurrentShapeErrors(t *testing.T) {
 // element-wise path it leaves in place for the other configurations. Odd
 // sizes leave a tail after the vector kernels' full blocks.
 func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
+	// absTol is for a hidden size of 7: each gate's float32 sum over the
+	// hidden state rounds once per term, so the bound grows with it.
 	const relTol, absTol = 1e-5, 1e-6
 	rng := rand.New(rand.NewSource(7))
 	clip := float32(0.9)
@@ -391,7 +393,7 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 					t.Fatalf("output %d: %d values, want %d", o, len(g), len(w))
 				}
 				for i := range w {
-					if diff := math.Abs(float64(g[i]) - w[i]); diff > absTol+relTol*math.Abs(w[i]) {
+					if diff := math.Abs(float64(g[i]) - w[i]); diff > absTol*max(1, float64(H)/7)+relTol*math.Abs(w[i]) {
 						t.Fatalf("output %d element %d: float32 %v, float64 %v (difference %.3g)", o, i, g[i], w[i], diff)
 					}
 				}
