@@ -736,11 +736,12 @@ func (l rnnYLayout) at(t, b int) int {
 
 // rnnDirectionVec runs one direction of a float32 RNN, LSTM or GRU
 // with the default activations, no clip and no peepholes. The input
-// projections of all steps and the biases come first, into xw (every
-// row starts from gBias and adds X·Wᵀ by vec.MulAdd, or one GEMM with the
-// bias as its epilogue when W is large); each step then adds its recurrent
-// projection to its own rows of xw in place (vec.MulAddTransB), which
-// leaves the gates' pre-activations there for the vector activations.
+// projections of all steps and the biases come first, into xw (one GEMM
+// with the bias as its epilogue; from a batch of rnnTransposedBatch, every
+// row starts from gBias and adds X·Wᵀ by vec.MulAdd); each step then adds
+// its recurrent projection to its own rows of xw in place
+// (rnnRecurrence.add), which leaves the gates' pre-activations there for
+// the vector activations.
 // GRU's h block is the exception: without linear_before_reset its
 // recurrent product is (r ⊙ H(t-1))·Rhᵀ, known once r is; with it, r
 // scales H(t-1)·Rhᵀ + Rbh (rbh), which goes to rh first. hState and
