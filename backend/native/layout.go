@@ -92,6 +92,9 @@ func stridedCopyTyped[T any](dst []T, dv stridedView, srcAny any, sv stridedView
 		return fmt.Errorf("cannot copy %T into %T", srcAny, dst)
 	}
 	walk := newStridedWalk(shape, dv.strides, sv.strides)
+	if stridedCopyNested(dst[dv.offset:], src[sv.offset:], &walk) {
+		return nil
+	}
 	n, ds, ss := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
 	walk.forEachRow(func(_ int, off walkOffsets) {
 		d, s := dst[dv.offset+off[0]:], src[sv.offset+off[1]:]
@@ -104,6 +107,93 @@ func stridedCopyTyped[T any](dst []T, dv stridedView, srcAny any, sv stridedView
 		}
 	})
 	return nil
+}
+
+// nestedRank is the most merged dimensions stridedCopyNested walks.
+const nestedRank = 4
+
+// stridedCopyNested is stridedCopyTyped's walk as plain nested loops, for
+// walks of at most nestedRank merged dimensions with no negative stride
+// (every Transpose and most copies): the rows of a Transpose are often
+// short (an attention head's 16 values), and a loop per dimension costs
+// less per row than forEachRow's callback and odometer. When the two
+// innermost dimensions swap which side is contiguous (a transpose of the
+// last two axes), it copies them as a 2-D transpose instead, in blocks
+// that keep both sides' cache lines in use. dst and src start at the
+// views' offsets. It reports false, copying nothing, for any other walk.
+func stridedCopyNested[T any](dst, src []T, w *stridedWalk) bool {
+	r := w.rank
+	if r > nestedRank {
+		return false
+	}
+	var dims, ds, ss [nestedRank]int
+	for i := range nestedRank {
+		dims[i] = 1
+	}
+	for d := range r {
+		at := nestedRank - r + d
+		dims[at], ds[at], ss[at] = w.dim(d), w.stride(0, d), w.stride(1, d)
+		if ds[at] < 0 || ss[at] < 0 {
+			return false
+		}
+	}
+	n := dims[3]
+	if dims[2] > 1 && ds[3] == 1 && ss[3] != 1 && ss[2] == 1 {
+		for i0 := range dims[0] {
+			for i1 := range dims[1] {
+				transpose2D(dst[i0*ds[0]+i1*ds[1]:], ds[2], src[i0*ss[0]+i1*ss[1]:], ss[3], dims[2], n)
+			}
+		}
+		return true
+	}
+	for i0 := range dims[0] {
+		for i1 := range dims[1] {
+			for i2 := range dims[2] {
+				d := dst[i0*ds[0]+i1*ds[1]+i2*ds[2]:]
+				s := src[i0*ss[0]+i1*ss[1]+i2*ss[2]:]
+				switch {
+				case ds[3] == 1 && ss[3] == 1:
+					copy(d[:n], s[:n])
+				case ds[3] == 1:
+					d = d[:n]
+					for i := range d {
+						d[i] = s[i*ss[3]]
+					}
+				default:
+					for i := range n {
+						d[i*ds[3]] = s[i*ss[3]]
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// transpose2D writes dst[i·ldd+j] = src[j·lds+i] for i < rows, j < cols,
+// eight columns at a time: each pass reads eight rows of src along i
+// (contiguous) and writes eight consecutive elements of each row of dst.
+func transpose2D[T any](dst []T, ldd int, src []T, lds, rows, cols int) {
+	const block = 8
+	j := 0
+	for ; j+block <= cols; j += block {
+		s0, s1, s2, s3 := src[j*lds:], src[(j+1)*lds:], src[(j+2)*lds:], src[(j+3)*lds:]
+		s4, s5, s6, s7 := src[(j+4)*lds:], src[(j+5)*lds:], src[(j+6)*lds:], src[(j+7)*lds:]
+		s0, s1, s2, s3 = s0[:rows], s1[:rows], s2[:rows], s3[:rows]
+		s4, s5, s6, s7 = s4[:rows], s5[:rows], s6[:rows], s7[:rows]
+		for i := range rows {
+			d := dst[i*ldd+j : i*ldd+j+block]
+			d[0], d[1], d[2], d[3] = s0[i], s1[i], s2[i], s3[i]
+			d[4], d[5], d[6], d[7] = s4[i], s5[i], s6[i], s7[i]
+		}
+	}
+	for ; j < cols; j++ {
+		s := src[j*lds:]
+		s = s[:rows]
+		for i, v := range s {
+			dst[i*ldd+j] = v
+		}
+	}
 }
 
 // transposeShape checks a permutation (nil or empty: reverse the axes) and

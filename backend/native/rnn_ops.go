@@ -16,8 +16,12 @@ import (
 // This file holds the recurrent operators RNN, GRU and LSTM at every
 // version. One engine runs all three: the input projections of every time
 // step are one GEMM per direction (X·Wᵀ), each step adds the recurrent
-// projection H·Rᵀ (another GEMM) and applies the gate equations row by
-// row. float16 and bfloat16 are computed in float32 and rounded once.
+// projection H·Rᵀ and applies the gate equations row by row. float16 and
+// bfloat16 are computed in float32 and rounded once. float32 with the
+// default activations (the common case) has its own loop,
+// rnnDirectionVec: the step's product goes straight into the rows of the
+// input projections (vec.MulAddTransB, no packing of R at each step) and
+// the gates run as vector kernels.
 
 // rnnCell names the recurrent cell.
 type rnnCell int
@@ -220,6 +224,7 @@ type rnnKernel struct {
 // and grown when a run needs more.
 type rnnScratch[T floatElem] struct {
 	xt, xw, hState, cState, hr, rh, rhR, gate, gBias, rbh, zr []T
+	rt, wt                                                    []float32 // rnnDirectionVec's transposed R and W
 }
 
 // scratchOf returns n elements of *buf, growing it when it is shorter; the
@@ -565,6 +570,30 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 		if p != nil {
 			pd = p[d*3*H : (d+1)*3*H]
 		}
+		if vectorActs {
+			for b := range B {
+				if h0 != nil {
+					copy(hState[b*H:(b+1)*H], stateAt(h0, d, b))
+				} else {
+					clear(hState[b*H : (b+1)*H])
+				}
+				if c0 != nil {
+					copy(cState[b*H:(b+1)*H], stateAt(c0, d, b))
+				} else {
+					clear(cState[b*H : (b+1)*H])
+				}
+			}
+			out := rnnYLayout{layout1: cfg.layout == 1, seq: S, dirs: cfg.dirs, dir: d, batch: B, hidden: H}
+			rnnDirectionVec(cfg.cell, cfg.linearBeforeReset, pr, reverse, threads, asFloat32s(x), asFloat32s(wd), asFloat32s(rd), asFloat32s(gBias), asFloat32s(rbh),
+				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out, any(sc).(*rnnScratch[float32]))
+			for b := range B {
+				copy(stateAt(yh, d, b), hState[b*H:(b+1)*H])
+				if yc != nil {
+					copy(stateAt(yc, d, b), cState[b*H:(b+1)*H])
+				}
+			}
+			continue
+		}
 		// Input projections of every step: xw = X·Wᵀ, [S*B, GH].
 		if S*B > 0 {
 			gemm.Multiply(S*B, GH, I, T(1), gemm.NewMatrix(x, I, false), gemm.NewMatrix(wd, I, true), T(0), xw, GH, threads)
@@ -589,7 +618,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			hrCols = 2 * H
 		}
 		for s := range S {
-			gemm.Multiply(B, hrCols, H, T(1), gemm.NewMatrix(hState, H, false), gemm.NewMatrix(rd, H, true), T(0), hr, hrCols, threads)
+			rnnRecurrentProduct(B, hrCols, H, hState, rd, hr, threads)
 			if gruSplit {
 				clear(rh)
 			}
@@ -609,16 +638,6 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				}
 				for i := range hrCols {
 					gate[i] += hrr[i]
-				}
-				if vectorActs {
-					if cfg.cell == cellGRU && gruSplit {
-						rnnGRUGatesVec(asFloat32s(gate), asFloat32s(zr[b*2*H:(b+1)*2*H]), asFloat32s(rh[b*H:(b+1)*H]), asFloat32s(hrow), H)
-						continue // the h gate needs (r ⊙ H)·Rhᵀ of every row
-					}
-					rnnStepVec(cfg.cell, asFloat32s(gate), asFloat32s(xr), asFloat32s(gBias), asFloat32s(hrr), asFloat32s(rbh),
-						asFloat32s(zr[b*2*H:(b+1)*2*H]), asFloat32s(hrow), asFloat32s(cState[b*H:(b+1)*H]), H)
-					copy(yAt(t, d, b), hrow)
-					continue
 				}
 				switch cfg.cell {
 				case cellRNN:
@@ -654,7 +673,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 			if !gruSplit {
 				continue
 			}
-			gemm.Multiply(B, H, H, T(1), gemm.NewMatrix(rh, H, false), gemm.NewMatrix(rd[2*H*H:], H, true), T(0), rhR, H, threads)
+			rnnRecurrentProduct(B, H, H, rh, rd[2*H*H:], rhR, threads)
 			for b := range B {
 				if s >= pr.lens[b] {
 					continue
@@ -666,11 +685,6 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				xr := xw[(t*B+b)*GH : (t*B+b+1)*GH]
 				hrow := hState[b*H : (b+1)*H]
 				zrRow := zr[b*2*H : (b+1)*2*H]
-				if vectorActs {
-					rnnGRUOutputVec(asFloat32s(xr[2*H:]), asFloat32s(gBias[2*H:]), asFloat32s(rhR[b*H:(b+1)*H]), asFloat32s(zrRow), asFloat32s(hrow), H)
-					copy(yAt(t, d, b), hrow)
-					continue
-				}
 				for i := range H {
 					pre := xr[2*H+i] + gBias[2*H+i] + rhR[b*H+i]
 					hc := T(acts[1].apply(cfg.clipped(float64(pre))))
@@ -686,6 +700,228 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 				copy(stateAt(yc, d, b), cState[b*H:(b+1)*H])
 			}
 		}
+	}
+}
+
+// rnnRecurrentProduct writes a step's recurrent projection c = h·rᵀ:
+// h is [batch, hidden], r [n, hidden] (rows of R), c [batch, n]. In
+// float32 each element is a dot product of two contiguous rows
+// (vec.MulAddTransB), which the small batch of a step computes without
+// the blocked GEMM's packing of R, repeated at every step; float64 goes
+// through the GEMM.
+func rnnRecurrentProduct[T floatElem](batch, n, hidden int, h, r, c []T, threads int) {
+	if h32, ok := any(h).([]float32); ok {
+		c32 := any(c).([]float32)
+		clear(c32[:batch*n])
+		vec.MulAddTransB(batch, n, hidden, h32, hidden, any(r).([]float32), hidden, c32, n)
+		return
+	}
+	gemm.Multiply(batch, n, hidden, T(1), gemm.NewMatrix(h, hidden, false), gemm.NewMatrix(r, hidden, true), T(0), c, n, threads)
+}
+
+// rnnYLayout locates a step's output row in Y: [S, dirs, B, H] (layout
+// 0) or [B, S, dirs, H] (layout 1), for direction dir.
+type rnnYLayout struct {
+	layout1                       bool
+	seq, dirs, dir, batch, hidden int
+}
+
+// at is the offset of step t, batch entry b.
+func (l rnnYLayout) at(t, b int) int {
+	if l.layout1 {
+		return ((b*l.seq+t)*l.dirs + l.dir) * l.hidden
+	}
+	return ((t*l.dirs+l.dir)*l.batch + b) * l.hidden
+}
+
+// rnnDirectionVec runs one direction of a float32 RNN, LSTM or GRU
+// with the default activations, no clip and no peepholes. The input
+// projections of all steps and the biases come first, into xw (one GEMM
+// with the bias as its epilogue; from a batch of rnnTransposedBatch, every
+// row starts from gBias and adds X·Wᵀ by vec.MulAdd); each step then adds
+// its recurrent projection to its own rows of xw in place
+// (rnnRecurrence.add), which leaves the gates' pre-activations there for
+// the vector activations.
+// GRU's h block is the exception: without linear_before_reset its
+// recurrent product is (r ⊙ H(t-1))·Rhᵀ, known once r is; with it, r
+// scales H(t-1)·Rhᵀ + Rbh (rbh), which goes to rh first. hState and
+// cState hold the initial states and end as the final ones; rh is GRU's
+// r ⊙ H(t-1) or H(t-1)·Rhᵀ of every batch row.
+func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, reverse bool, threads int, x, w, r, gBias, rbh, xw, hState, cState, rh, y []float32, out rnnYLayout, scratch *rnnScratch[float32]) {
+	S, B, I, H := pr.seq, pr.batch, pr.input, pr.hidden
+	GH := cell.gates() * H
+	if S*B == 0 {
+		return
+	}
+	rec := rnnRecurrence{r: r, hidden: H, cols: GH}
+	if B >= rnnTransposedBatch && vec.MulAddVectorised() {
+		rec.rt = scratchOf(&scratch.rt, H*GH)
+		transpose2D(rec.rt, GH, r, H, H, GH)
+	}
+	if B >= rnnTransposedBatch && vec.MulAddVectorised() && I*GH <= rnnInputRowKernelMax {
+		// W transposed once, then every row starts from the biases and
+		// adds its projection (vec.MulAdd, nothing packed).
+		wt := scratchOf(&scratch.wt, I*GH)
+		transpose2D(wt, GH, w, I, I, GH)
+		for row := range S * B {
+			copy(xw[row*GH:(row+1)*GH], gBias)
+		}
+		vec.MulAdd(S*B, GH, I, x, I, wt, GH, xw, GH)
+	} else {
+		gemm.MultiplyFused(S*B, GH, I, 1, gemm.NewMatrix(x, I, false), gemm.NewMatrix(w, I, true), 0, xw, GH, threads,
+			&gemm.Epilogue[float32]{ColBias: gBias})
+	}
+	// The projection of H(t-1) by R's z and r blocks only, for GRU: its h
+	// block multiplies r ⊙ H(t-1) once r is known.
+	hrCols := GH
+	if cell == cellGRU {
+		hrCols = 2 * H
+	}
+	full := true // every sequence as long as X: a step's rows of xw are contiguous
+	for _, l := range pr.lens {
+		full = full && l == S
+	}
+	// rowOf is the row of xw that batch entry b reads at step s.
+	rowOf := func(s, b int) int {
+		t := s
+		if reverse {
+			t = pr.lens[b] - 1 - s
+		}
+		return t*B + b
+	}
+	for s := range S {
+		if cell == cellGRU && linearBeforeReset {
+			// H(t-1)·Rhᵀ of every row (those past their sequence unused).
+			clear(rh[:B*H])
+			rec.add(B, H, 2*H, hState, rh, H)
+		}
+		if full {
+			row := rowOf(s, 0)
+			rec.add(B, hrCols, 0, hState, xw[row*GH:], GH)
+		} else {
+			for b := range B {
+				if s < pr.lens[b] {
+					row := rowOf(s, b)
+					rec.add(1, hrCols, 0, hState[b*H:], xw[row*GH:], GH)
+				}
+			}
+		}
+		for b := range B {
+			if s >= pr.lens[b] {
+				continue
+			}
+			row := rowOf(s, b)
+			gate := xw[row*GH : (row+1)*GH]
+			hrow := hState[b*H : (b+1)*H]
+			switch cell {
+			case cellRNN:
+				vec.Tanh(hrow, gate[:H])
+			case cellLSTM:
+				rnnLSTMGatesVec(gate, hrow, cState[b*H:(b+1)*H], H)
+			case cellGRU:
+				if !linearBeforeReset {
+					rnnGRUGatesVec(gate, gate, rh[b*H:(b+1)*H], hrow, H)
+					continue // the h gate needs (r ⊙ H)·Rhᵀ
+				}
+				// h~ = tanh(xWh + Wbh + r ⊙ (H·Rhᵀ + Rbh))
+				hh := rh[b*H : (b+1)*H]
+				vec.Sigmoid(gate[:2*H], gate[:2*H])
+				rg, hc := gate[H:2*H], gate[2*H:3*H]
+				for i := range hc {
+					hc[i] += rg[i] * (hh[i] + rbh[i])
+				}
+				rnnGRUUpdateVec(hc, gate[:H], hrow)
+			}
+			t := row / B
+			copy(y[out.at(t, b):], hrow)
+		}
+		if cell != cellGRU || linearBeforeReset {
+			continue
+		}
+		if full {
+			row := rowOf(s, 0)
+			rec.add(B, H, 2*H, rh, xw[row*GH+2*H:], GH)
+		} else {
+			for b := range B {
+				if s < pr.lens[b] {
+					row := rowOf(s, b)
+					rec.add(1, H, 2*H, rh[b*H:], xw[row*GH+2*H:], GH)
+				}
+			}
+		}
+		for b := range B {
+			if s >= pr.lens[b] {
+				continue
+			}
+			row := rowOf(s, b)
+			gate := xw[row*GH : (row+1)*GH]
+			hrow := hState[b*H : (b+1)*H]
+			rnnGRUUpdateVec(gate[2*H:3*H], gate[:H], hrow)
+			copy(y[out.at(row/B, b):], hrow)
+		}
+	}
+}
+
+// rnnGRUUpdateVec applies tanh to the candidate's pre-activation hc (in
+// place) and moves the state hrow towards it: (1-z)·h~ + z·H(t-1).
+func rnnGRUUpdateVec(hc, z, hrow []float32) {
+	vec.Tanh(hc, hc)
+	z, hrow = z[:len(hc)], hrow[:len(hc)]
+	for i, h := range hc {
+		hrow[i] = (1-z[i])*h + z[i]*hrow[i]
+	}
+}
+
+// rnnInputRowKernelMax is the most elements of W for which
+// rnnDirectionVec projects the inputs with vec.MulAdd (W transposed and
+// read in place, as MatMul does when B fits in L2, rowKernelProduct)
+// rather than the blocked GEMM, from a batch of rnnTransposedBatch: at
+// batch 1 the transpose costs what it saves (process CPU time per
+// lstm_gru inference, shared machine: batch 8 615 -> 595 µs, batch 1 108
+// -> 110 µs).
+const rnnInputRowKernelMax = 64 * 1024
+
+// rnnTransposedBatch is the least batch for which rnnDirectionVec
+// transposes R once per run and multiplies each step by vec.MulAdd: from
+// four rows of H a step, its register blocks of four rows beat the dot
+// products of vec.MulAddTransB by more than the transpose costs
+// (BenchmarkMulAdd 8x256x64 2.3 µs, BenchmarkMulAddTransB 3.0 µs).
+const rnnTransposedBatch = 4
+
+// rnnRecurrence is one direction's recurrent weights R ([gates·hidden,
+// hidden], cols = gates·hidden rows) and, when not nil, rt, the same
+// transposed ([hidden, cols]).
+type rnnRecurrence struct {
+	r, rt        []float32
+	hidden, cols int
+}
+
+// add adds h·R[col:col+n]ᵀ to c: h is m rows of hidden, c m rows ldc
+// apart, n columns (gate rows of R from col).
+func (q *rnnRecurrence) add(m, n, col int, h, c []float32, ldc int) {
+	H := q.hidden
+	if q.rt != nil {
+		vec.MulAdd(m, n, H, h, H, q.rt[col:], q.cols, c, ldc)
+		return
+	}
+	vec.MulAddTransB(m, n, H, h, H, q.r[col*H:], H, c, ldc)
+}
+
+// rnnLSTMGatesVec updates one batch row's states hrow and crow from its
+// gate pre-activations (blocks i, o, f, c; overwritten).
+func rnnLSTMGatesVec(gate, hrow, crow []float32, H int) {
+	// Blocks i, o, f are contiguous: one sigmoid call covers them.
+	vec.Sigmoid(gate[:3*H], gate[:3*H])
+	vec.Tanh(gate[3*H:4*H], gate[3*H:4*H])
+	ig, og, fg, cc := gate[:H], gate[H:2*H], gate[2*H:3*H], gate[3*H:4*H]
+	crow, hrow = crow[:H], hrow[:H]
+	for j := range crow {
+		crow[j] = fg[j]*crow[j] + ig[j]*cc[j]
+	}
+	// The candidate block is spent: it takes tanh(c).
+	vec.Tanh(cc, crow)
+	for j := range hrow {
+		hrow[j] = og[j] * cc[j]
 	}
 }
 
@@ -711,67 +947,14 @@ func (c *rnnConfig) plainActivations(d int) bool {
 // asFloat32s is s as a []float32; rnnRun calls it only when T is float32.
 func asFloat32s[T floatElem](s []T) []float32 { return any(s).([]float32) }
 
-// rnnStepVec is one batch row's step of the vector path, for every cell
-// but GRU without linear_before_reset (rnnGRUGatesVec, rnnGRUOutputVec).
-// gate holds the row's pre-activations X·Wᵀ + H·Rᵀ + biases and is
-// overwritten; xr, gBias, hrr and rbh are those of rnnRun (GRU with
-// linear_before_reset reads its h block from them), zrRow is the GRU's z
-// and r, hrow and crow the states updated in place.
-func rnnStepVec(cell rnnCell, gate, xr, gBias, hrr, rbh, zrRow, hrow, crow []float32, H int) {
-	switch cell {
-	case cellRNN:
-		vec.Tanh(hrow, gate[:H])
-	case cellLSTM:
-		// Blocks i, o, f are contiguous: one sigmoid call covers them.
-		vec.Sigmoid(gate[:3*H], gate[:3*H])
-		vec.Tanh(gate[3*H:4*H], gate[3*H:4*H])
-		ig, og, fg, cc := gate[:H], gate[H:2*H], gate[2*H:3*H], gate[3*H:4*H]
-		for j := range H {
-			crow[j] = fg[j]*crow[j] + ig[j]*cc[j]
-		}
-		// The candidate block is spent: it takes tanh(c).
-		vec.Tanh(cc, crow[:H])
-		for j := range H {
-			hrow[j] = og[j] * cc[j]
-		}
-	case cellGRU: // linear_before_reset
-		vec.Sigmoid(zrRow[:2*H], gate[:2*H])
-		z, r := zrRow[:H], zrRow[H:2*H]
-		hc := gate[2*H : 3*H]
-		for i := range H {
-			// h~ = g(xWh + Wbh + r ⊙ (H·Rhᵀ + Rbh))
-			hc[i] = xr[2*H+i] + gBias[2*H+i] + r[i]*(hrr[2*H+i]+rbh[i])
-		}
-		vec.Tanh(hc, hc)
-		for i := range H {
-			hrow[i] = (1-z[i])*hc[i] + z[i]*hrow[i]
-		}
-	}
-}
-
 // rnnGRUGatesVec is the first half of a GRU step without
 // linear_before_reset on the vector path: z and r of one batch row into
-// zrRow, and r ⊙ H(t-1) into rhRow for the step's GEMM with Rh.
+// zrRow, and r ⊙ H(t-1) into rhRow for the step's product with Rh.
 func rnnGRUGatesVec(gate, zrRow, rhRow, hrow []float32, H int) {
 	vec.Sigmoid(zrRow[:2*H], gate[:2*H])
 	r := zrRow[H : 2*H]
 	for i := range H {
 		rhRow[i] = r[i] * hrow[i]
-	}
-}
-
-// rnnGRUOutputVec is the second half: h~ = tanh(xWh + Wbh + (r ⊙ H)·Rhᵀ)
-// and the new state, from the h blocks xh and bh of the input projection
-// and bias and the GEMM's row rhRRow (overwritten).
-func rnnGRUOutputVec(xh, bh, rhRRow, zrRow, hrow []float32, H int) {
-	hc := rhRRow[:H]
-	for i := range H {
-		hc[i] += xh[i] + bh[i]
-	}
-	vec.Tanh(hc, hc)
-	z := zrRow[:H]
-	for i := range H {
-		hrow[i] = (1-z[i])*hc[i] + z[i]*hrow[i]
 	}
 }
 

@@ -279,6 +279,8 @@ func TestRecurrentShapeErrors(t *testing.T) {
 // element-wise path it leaves in place for the other configurations. Odd
 // sizes leave a tail after the vector kernels' full blocks.
 func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
+	// absTol is for a hidden size of 7: each gate's float32 sum over the
+	// hidden state rounds once per term, so the bound grows with it.
 	const relTol, absTol = 1e-5, 1e-6
 	rng := rand.New(rand.NewSource(7))
 	clip := float32(0.9)
@@ -290,6 +292,10 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 		clip      *float32
 		peep      bool
 		vector    bool // whether the float32 run takes the vector path
+		layout    int64
+		lens      []int32 // sequence_lens, or nil
+		hidden    int     // 0: 7; more than 8 so that the per-step products have full groups of eight columns
+		batch     int     // 0: 2; 4 or more multiplies by the transposed R (rnnTransposedBatch)
 	}{
 		{name: "rnn forward", cell: cellRNN, direction: "forward", vector: true},
 		{name: "lstm forward", cell: cellLSTM, direction: "forward", vector: true},
@@ -298,6 +304,15 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 		{name: "gru bidirectional", cell: cellGRU, direction: "bidirectional", vector: true},
 		{name: "gru lbr forward", cell: cellGRU, direction: "forward", lbr: true, vector: true},
 		{name: "gru lbr bidirectional", cell: cellGRU, direction: "bidirectional", lbr: true, vector: true},
+		{name: "rnn bidirectional lens", cell: cellRNN, direction: "bidirectional", vector: true, lens: []int32{5, 1}, hidden: 19},
+		{name: "lstm reverse layout1 lens", cell: cellLSTM, direction: "reverse", vector: true, layout: 1, lens: []int32{2, 5}, hidden: 19},
+		{name: "lstm bidirectional wide", cell: cellLSTM, direction: "bidirectional", vector: true, hidden: 19},
+		{name: "gru bidirectional layout1 lens", cell: cellGRU, direction: "bidirectional", vector: true, layout: 1, lens: []int32{0, 4}, hidden: 19},
+		{name: "gru lbr bidirectional lens", cell: cellGRU, direction: "bidirectional", lbr: true, vector: true, lens: []int32{3, 5}, hidden: 19},
+		{name: "lstm bidirectional batch 5 lens", cell: cellLSTM, direction: "bidirectional", vector: true, lens: []int32{5, 1, 0, 3, 5}, hidden: 19, batch: 5},
+		{name: "gru lbr reverse batch 4", cell: cellGRU, direction: "reverse", lbr: true, vector: true, hidden: 19, batch: 4},
+		{name: "gru bidirectional layout1 batch 6 lens", cell: cellGRU, direction: "bidirectional", vector: true, layout: 1, lens: []int32{2, 5, 5, 4, 1, 3}, hidden: 9, batch: 6},
+		{name: "rnn forward batch 4", cell: cellRNN, direction: "forward", vector: true, hidden: 19, batch: 4},
 		{name: "lstm peepholes element-wise", cell: cellLSTM, direction: "bidirectional", peep: true},
 		{name: "lstm clip element-wise", cell: cellLSTM, direction: "forward", clip: &clip},
 		{name: "gru clip element-wise", cell: cellGRU, direction: "bidirectional", clip: &clip},
@@ -305,7 +320,13 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			S, B, I, H := 5, 2, 3, 7
-			c, err := parseRNNConfig(tc.cell, tc.direction, nil, 0, tc.clip, nil, nil, nil)
+			if tc.hidden > 0 {
+				H = tc.hidden
+			}
+			if tc.batch > 0 {
+				B = tc.batch
+			}
+			c, err := parseRNNConfig(tc.cell, tc.direction, nil, tc.layout, tc.clip, nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -341,13 +362,21 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 					}
 					return onnx.FromSlice(rnnTestF32(v), shape...)
 				}
-				var cIn *onnx.Tensor
+				// Layout 1 reads the same values as [B, S, I] and [B, D, H].
+				xShape, sShape := []int{S, B, I}, []int{D, B, H}
+				if tc.layout == 1 {
+					xShape, sShape = []int{B, S, I}, []int{B, D, H}
+				}
+				var cIn, lens *onnx.Tensor
 				if tc.cell == cellLSTM {
-					cIn = tensor(c0, D, B, H)
+					cIn = tensor(c0, sShape...)
+				}
+				if tc.lens != nil {
+					lens = onnx.FromSlice(tc.lens, B)
 				}
 				k := &rnnKernel{cfg: c}
-				outs, err := k.compute(tensor(x, S, B, I), tensor(w, D, G*H, I), tensor(r, D, G*H, H), tensor(bias, D, 2*G*H),
-					nil, tensor(h0, D, B, H), cIn, tensor(p, D, 3*H), true, true)
+				outs, err := k.compute(tensor(x, xShape...), tensor(w, D, G*H, I), tensor(r, D, G*H, H), tensor(bias, D, 2*G*H),
+					lens, tensor(h0, sShape...), cIn, tensor(p, D, 3*H), true, true)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -364,7 +393,7 @@ func TestRecurrentFloat32VectorPathMatchesFloat64(t *testing.T) {
 					t.Fatalf("output %d: %d values, want %d", o, len(g), len(w))
 				}
 				for i := range w {
-					if diff := math.Abs(float64(g[i]) - w[i]); diff > absTol+relTol*math.Abs(w[i]) {
+					if diff := math.Abs(float64(g[i]) - w[i]); diff > absTol*max(1, float64(H)/7)+relTol*math.Abs(w[i]) {
 						t.Fatalf("output %d element %d: float32 %v, float64 %v (difference %.3g)", o, i, g[i], w[i], diff)
 					}
 				}
