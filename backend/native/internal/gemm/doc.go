@@ -45,7 +45,10 @@
 // of the wall-clock time) against BenchmarkFMAPeak's 112-116 GFLOP/s,
 // float32 ran at 77-84 GFLOP/s (0.65-0.72 of the peak), float64 at 37-38
 // (0.63-0.64 of its half peak); the AVX2 kernels at 53-65 (0.45-0.55) and
-// 32-34. The rest of the time is packing, in Go.
+// 32-34. The rest of the time is packing, in Go. The float32 AVX-512
+// kernel has a twin reading B in place, rows ldb apart
+// (MicroKernel.RunInPlace), which saves packing a row-major B: the
+// im2col matrix of a convolution, the input of a pointwise one.
 package gemm
 
 //go:generate go run -C _asm . -file gemm -out ../gemm_avx512_amd64.s -stubs ../gemm_avx512_stubs_amd64.go -pkg gemm

@@ -53,3 +53,47 @@ func BenchmarkMultiply1024(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMultiplyConvShapes times float32 products of the shapes the
+// convolutions of small networks at batch 1 run (M output channels, N
+// output positions, K input channels times the window; B row-major, as
+// the im2col matrix or a pointwise convolution's input is), on one
+// thread, with every implementation; those whose kernel reads B in place
+// also run with it packed ("/packed"), for comparison.
+func BenchmarkMultiplyConvShapes(b *testing.B) {
+	shapes := [][3]int{
+		{16, 1024, 144},  // ResNet-8, 16 channels 32×32, 3×3
+		{64, 64, 576},    // ResNet-8, 64 channels 8×8, 3×3
+		{16, 3025, 64},   // SqueezeNet squeeze 1×1, 55×55
+		{64, 3025, 16},   // SqueezeNet expand 1×1, 55×55
+		{64, 3025, 144},  // SqueezeNet expand 3×3, 55×55
+		{64, 12321, 27},  // SqueezeNet first layer, 111×111
+		{1000, 169, 512}, // SqueezeNet classifier 1×1, 13×13
+		{96, 784, 576},   // MobileNet-like pointwise, 28×28
+		{256, 3136, 256}, // a deep 1×1 layer, 56×56
+		{1024, 1024, 1024},
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, impl := range Implementations() {
+		variants := []Impl{impl}
+		if impl.Float32.RunInPlace != nil {
+			packed := impl
+			packed.Name += "/packed"
+			packed.Float32.RunInPlace = nil
+			variants = append(variants, packed)
+		}
+		for _, sz := range shapes {
+			m, n, k := sz[0], sz[1], sz[2]
+			x, y := toF32(randomSlice(r, m*k)), toF32(randomSlice(r, k*n))
+			c := make([]float32, m*n)
+			for _, im := range variants {
+				b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, im.Name), func(b *testing.B) {
+					for b.Loop() {
+						multiply(&im, m, n, k, 1, NewMatrix(x, k, false), NewMatrix(y, n, false), 0, c, n, 1)
+					}
+					b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
+		}
+	}
+}
