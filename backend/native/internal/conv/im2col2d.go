@@ -52,6 +52,78 @@ func im2colRow2D[T any](g *Geometry, dst, src []T, kh, kw int) {
 	}
 }
 
+// im2colRows2DFloat32 writes rows [lo, hi) of the im2col matrix col of
+// float32 planes x for a 2-D geometry of column stride 1 or 2, each row
+// with one call of im's row copy (DepthwiseImpl.CopyRows): the output
+// positions whose input is not padding form a rectangle of the row's
+// [OH, OW] plane, and their inputs one of the input plane, rows sh·W
+// apart. With column stride 2 the inputs of a row are every other
+// element of the input's rows: each channel's plane is split once into
+// its even and odd columns (DeinterleaveRows), from which the kernel
+// positions of either parity copy contiguous runs. The padding around
+// the rectangle is cleared. (im2colRow2D copied the rectangle a row at a
+// time, gathering the stride-2 elements one by one.)
+func im2colRows2DFloat32(im *DepthwiseImpl, col, x []float32, g *Geometry, lo, hi int) {
+	ks, os, inSz := g.KernelSize(), g.OutSize(), g.InSize()
+	H, W, OH, OW := g.In[0], g.In[1], g.Out[0], g.Out[1]
+	sh, sw := g.Strides[0], g.Strides[1]
+	// With stride 2, halves holds the even columns of channel c's rows
+	// then the odd ones, pitch elements apart: room for the whole
+	// vectors DeinterleaveRows stores.
+	var halves []float32
+	pitch, c := 0, -1
+	if sw == 2 {
+		pitch = roundUp(W, 2*depthwiseVector) / 2
+		buf := gemm.PackBuffer[float32](2 * H * pitch)
+		defer gemm.ReleasePackBuffer(buf)
+		halves = *buf
+	}
+	for r := lo; r < hi; r++ {
+		kidx := r % ks
+		kh, kw := kidx/g.Kernel[1], kidx%g.Kernel[1]
+		dst := col[r*os : (r+1)*os]
+		offH := kh*g.Dilations[0] - g.PadBegin[0]
+		offW := kw*g.Dilations[1] - g.PadBegin[1]
+		ohLo, ohHi := validRange(offH, sh, H, OH)
+		owLo, owHi := validRange(offW, sw, W, OW)
+		if ohLo >= ohHi || owLo >= owHi {
+			clear(dst)
+			continue
+		}
+		clear(dst[:ohLo*OW])
+		clear(dst[ohHi*OW:])
+		if owLo > 0 || owHi < OW {
+			// A column or two of padding per row: stores, not calls.
+			for oh := ohLo; oh < ohHi; oh++ {
+				row := dst[oh*OW : (oh+1)*OW]
+				for i := range owLo {
+					row[i] = 0
+				}
+				for i := owHi; i < len(row); i++ {
+					row[i] = 0
+				}
+			}
+		}
+		plane := x[(r/ks)*inSz : (r/ks+1)*inSz]
+		ih0 := ohLo*sh + offH
+		out := dst[ohLo*OW+owLo:]
+		rows, n := ohHi-ohLo, owHi-owLo
+		if sw == 1 {
+			im.CopyRows(out, OW, plane[ih0*W+owLo+offW:], sh*W, rows, n)
+			continue
+		}
+		if r/ks != c {
+			c = r / ks
+			im.DeinterleaveRows(halves[:H*pitch], halves[H*pitch:], pitch, plane, W, H, W)
+		}
+		// Input column 2·ow + offW is element ow + offW/2 (rounded down)
+		// of the half of offW's parity.
+		q := offW >> 1
+		half := halves[(offW&1)*H*pitch:]
+		im.CopyRows(out, OW, half[ih0*pitch+owLo+q:], sh*pitch, rows, n)
+	}
+}
+
 // col2imRow2D adds the im2col row of kernel position (kh, kw), src
 // [OH, OW], back into its input plane dst [H, W].
 func col2imRow2D[T Number](g *Geometry, dst, src []T, kh, kw int) {

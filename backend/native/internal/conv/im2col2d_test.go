@@ -123,3 +123,98 @@ func TestIm2colTaskMatchesIm2col(t *testing.T) {
 		t.Errorf("a warm parallel Im2colTask.Run allocates %v times", a)
 	}
 }
+
+// The float32 im2col of 2-D geometries (a row copy per matrix row, the
+// input split into even and odd columns for column stride 2) writes
+// exactly the rows of the N-D walker, with every implementation's row
+// copies: strides 1 and 2 on either axis, dilations, asymmetric pads,
+// odd and even widths, planes narrower than a vector and wider than two,
+// kernel positions wholly in the padding, and row ranges starting inside
+// a channel. The matrix starts as NaN, so an element left unwritten shows.
+func TestIm2colRows2DFloat32MatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 4))
+	geoms := append(im2colTestGeoms(),
+		geomOf([]int{32, 32}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{13, 13}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{35, 37}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
+		geomOf([]int{16, 16}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
+		geomOf([]int{9, 40}, []int{3, 5}, []int{1, 2}, []int{2, 2}, []int{2, 3}, []int{1, 2}),
+		geomOf([]int{11, 6}, []int{2, 4}, []int{3, 2}, []int{1, 1}, []int{0, 5}, []int{2, 5}),
+		geomOf([]int{5, 5}, []int{7, 7}, []int{2, 1}, []int{1, 1}, []int{3, 3}, []int{3, 3}),
+	)
+	const channels = 3
+	for _, im := range DepthwiseImplementations() {
+		for gi, g := range geoms {
+			ks, os, inSz := g.KernelSize(), g.OutSize(), g.InSize()
+			x := make([]float32, channels*inSz)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			want := make([]float32, channels*ks*os)
+			w := NewWalker(g)
+			for row := range channels * ks {
+				Im2colRow(w, want[row*os:(row+1)*os], x[row/ks*inSz:(row/ks+1)*inSz], row%ks)
+			}
+			for _, rng := range [][2]int{{0, channels * ks}, {ks / 2, channels*ks - 1}} {
+				if g.Strides[1] > 2 {
+					continue // not this path
+				}
+				got := make([]float32, len(want))
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				im2colRows2DFloat32(&im, got, x, g, rng[0], rng[1])
+				for i := rng[0] * os; i < rng[1]*os; i++ {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s, geom %d, rows %v: col[%d] (row %d, position %d) = %v, want %v", im.Name, gi, rng, i, i/os, i%os, got[i], want[i])
+					}
+				}
+				for i := range got {
+					if (i < rng[0]*os || i >= rng[1]*os) && !math.IsNaN(float64(got[i])) {
+						t.Fatalf("%s, geom %d, rows %v: col[%d] written outside the rows", im.Name, gi, rng, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkIm2col2D times writing the whole float32 im2col matrix of
+// common convolution layers on one thread: "copies" is the float32 path
+// (one row copy per matrix row, stride 2 from the deinterleaved input,
+// with the implementation in use), "rows" the generic one it replaced
+// (im2colRow2D: a copy or an element-by-element gather per output row).
+func BenchmarkIm2col2D(b *testing.B) {
+	layers := []struct {
+		name     string
+		channels int
+		g        *Geometry
+	}{
+		{"16ch_32x32_3x3_s1", 16, geomOf([]int{32, 32}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"64ch_56x56_3x3_s1", 64, geomOf([]int{56, 56}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"16ch_55x55_3x3_s1", 16, geomOf([]int{55, 55}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"32ch_112x112_3x3_s2", 32, geomOf([]int{112, 112}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"3ch_224x224_3x3_s2", 3, geomOf([]int{224, 224}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0})},
+		{"16ch_32x32_1x1_s2", 16, geomOf([]int{32, 32}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0})},
+	}
+	for _, l := range layers {
+		ks, os, inSz := l.g.KernelSize(), l.g.OutSize(), l.g.InSize()
+		x := make([]float32, l.channels*inSz)
+		for i := range x {
+			x[i] = float32(i % 7)
+		}
+		col := make([]float32, l.channels*ks*os)
+		b.Run(l.name+"/copies", func(b *testing.B) {
+			for b.Loop() {
+				im2colRows2DFloat32(DepthwiseActive(), col, x, l.g, 0, l.channels*ks)
+			}
+		})
+		b.Run(l.name+"/rows", func(b *testing.B) {
+			for b.Loop() {
+				for r := range l.channels * ks {
+					im2colRow2D(l.g, col[r*os:(r+1)*os], x[r/ks*inSz:(r/ks+1)*inSz], r%ks/3, r%ks%3)
+				}
+			}
+		})
+	}
+}
