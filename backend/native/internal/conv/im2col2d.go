@@ -151,23 +151,19 @@ func col2imRow2D[T Number](g *Geometry, dst, src []T, kh, kw int) {
 	}
 }
 
-// PackIm2colPanels2D writes the kc x nc block at (p0, j0) of the im2col
-// matrix of x (channels planes [H, W], as Im2col lays it out) into GEMM
-// panels of nr columns (gemm.PackPanelsB's layout), so a convolution never
-// stores the whole matrix. It writes the block's rows into a pooled
-// buffer first, whole output rows at a time, and packs that: the block
-// stays in cache, and both copies run over long rows. (Packing each
-// panel's short runs straight from the input was 1.6 to 1.8 times slower.)
-func PackIm2colPanels2D[T gemm.Float](dst, x []T, g *Geometry, p0, j0, kc, nc, nr int) {
+// Im2colBlock2D writes the kc x nc block at (p0, j0) of the im2col matrix
+// of x (channels planes [H, W], as Im2col lays it out) into dst,
+// row-major with leading dimension nc (a gemm.BlockWriter), whole output
+// rows at a time, so that a convolution never stores the whole matrix:
+// the GEMM reads each block while it is in cache. (Packing each panel's
+// short runs straight from the input was 1.6 to 1.8 times slower than
+// writing the block and packing it.)
+func Im2colBlock2D[T any](dst, x []T, g *Geometry, p0, j0, kc, nc int) {
 	ks, inSz := g.KernelSize(), g.InSize()
-	buf := gemm.PackBuffer[T](kc * nc)
-	defer gemm.ReleasePackBuffer(buf)
-	block := *buf
 	for p := range kc {
 		c, kidx := (p0+p)/ks, (p0+p)%ks
-		im2colRange2D(g, block[p*nc:(p+1)*nc], x[c*inSz:(c+1)*inSz], kidx/g.Kernel[1], kidx%g.Kernel[1], j0)
+		im2colRange2D(g, dst[p*nc:(p+1)*nc], x[c*inSz:(c+1)*inSz], kidx/g.Kernel[1], kidx%g.Kernel[1], j0)
 	}
-	gemm.PackPanelsB(dst, gemm.NewMatrix(block, nc, false), 0, 0, kc, nc, nr)
 }
 
 // im2colRange2D is im2colRow2D for the output positions j0 ...

@@ -106,35 +106,37 @@ func multiplyFused[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta
 	gemmTiled(im, m, n, k, alpha, a, b, nil, beta, c, ldc, threads, ep)
 }
 
-// PanelPacker writes the kc x nc block at (p0, j0) of a B matrix that is
-// never stored whole (the im2col matrix of a convolution) into
-// PackPanelsB's layout: panels of nr columns, zero-padded past nc.
-type PanelPacker[T Float] func(dst []T, p0, j0, kc, nc, nr int)
+// BlockWriter writes the kc x nc block at (p0, j0) of a B matrix that is
+// never stored whole (the im2col matrix of a convolution) into dst,
+// row-major with leading dimension nc. The blocked product reads the
+// block as it reads a stored B: in place where its kernel can, packed
+// otherwise.
+type BlockWriter[T Float] func(dst []T, p0, j0, kc, nc int)
 
-// MultiplyImplicitB is Multiply with B given by its packer: C =
-// alpha*A*B + beta*C for a k x n B that packB produces a block at a time.
-func MultiplyImplicitB[T Float](m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
-	multiplyImplicitB(active, m, n, k, alpha, a, packB, beta, c, ldc, threads)
+// MultiplyImplicitB is Multiply with B given by its writer: C =
+// alpha*A*B + beta*C for a k x n B that writeB produces a block at a time.
+func MultiplyImplicitB[T Float](m, n, k int, alpha T, a Matrix[T], writeB BlockWriter[T], beta T, c []T, ldc int, threads int) {
+	multiplyImplicitB(active, m, n, k, alpha, a, writeB, beta, c, ldc, threads)
 }
 
 // multiplyImplicitB is MultiplyImplicitB with the implementation im.
-func multiplyImplicitB[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int) {
-	multiplyImplicitBFused(im, m, n, k, alpha, a, packB, beta, c, ldc, threads, nil)
+func multiplyImplicitB[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], writeB BlockWriter[T], beta T, c []T, ldc int, threads int) {
+	multiplyImplicitBFused(im, m, n, k, alpha, a, writeB, beta, c, ldc, threads, nil)
 }
 
 // MultiplyImplicitBFused is MultiplyImplicitB followed by the epilogue ep
 // (nil: none), as MultiplyFused.
-func MultiplyImplicitBFused[T Float](m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
-	multiplyImplicitBFused(active, m, n, k, alpha, a, packB, beta, c, ldc, threads, ep)
+func MultiplyImplicitBFused[T Float](m, n, k int, alpha T, a Matrix[T], writeB BlockWriter[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
+	multiplyImplicitBFused(active, m, n, k, alpha, a, writeB, beta, c, ldc, threads, ep)
 }
 
 // multiplyImplicitBFused is MultiplyImplicitBFused with the implementation im.
-func multiplyImplicitBFused[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
+func multiplyImplicitBFused[T Float](im *Impl, m, n, k int, alpha T, a Matrix[T], writeB BlockWriter[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
 	if gemmWithoutProduct(m, n, k, alpha, beta, c, ldc) {
 		ep.Apply(c, ldc, m, n)
 		return
 	}
-	gemmTiled(im, m, n, k, alpha, a, Matrix[T]{}, packB, beta, c, ldc, threads, ep)
+	gemmTiled(im, m, n, k, alpha, a, Matrix[T]{}, writeB, beta, c, ldc, threads, ep)
 }
 
 // gemmWithoutProduct handles the products that multiply nothing (C empty,
@@ -152,9 +154,9 @@ func gemmWithoutProduct[T Float](m, n, k int, alpha, beta T, c []T, ldc int) boo
 }
 
 // gemmTiled is the blocked product of gemm, with B read from b or, when
-// packB is not nil, produced by it; each finished tile then goes through
-// ep when it is not nil.
-func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB PanelPacker[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
+// writeB is not nil, written by it a block at a time; each finished tile
+// then goes through ep when it is not nil.
+func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], writeB BlockWriter[T], beta T, c []T, ldc int, threads int, ep *Epilogue[T]) {
 	// With beta 0 the first K slice stores its products instead of
 	// adding them (overwrite), which saves a pass clearing C.
 	if beta != 0 {
@@ -174,14 +176,17 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], packB Pa
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	kern := kernelFor[T](im)
-	inPlaceB := readBInPlace(kern, b, packB, n)
+	inPlaceB := readBInPlace(kern, b, writeB != nil, n)
 	packBCols := roundUp(min(ncTile, n), kern.Nr)
 	if inPlaceB {
 		packBCols = kern.Nr // the last, partial panel alone
 	}
-	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, packB: packB, inPlaceB: inPlaceB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
+	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, writeB: writeB, inPlaceB: inPlaceB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
 		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
 		packBSize: packBCols * min(kcSlice, k)}
+	if writeB != nil {
+		job.blockBSize = min(ncTile, n) * min(kcSlice, k)
+	}
 	if ep != nil {
 		// Copied, so that the caller's epilogue does not escape with
 		// the job to the goroutines (or their pool).
@@ -201,7 +206,8 @@ type gemmJob[T Float] struct {
 	m, n, k              int
 	alpha                T
 	a, b                 Matrix[T]
-	packB                PanelPacker[T] // when not nil, B's blocks come from it
+	writeB               BlockWriter[T] // when not nil, B's blocks come from it
+	blockBSize           int            // elements of the block writeB writes
 	inPlaceB             bool           // B's whole panels are read in place (readBInPlace)
 	c                    []T
 	ldc                  int
@@ -218,6 +224,11 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 	packA, packB := PackBuffer[T](j.packASize), PackBuffer[T](j.packBSize)
 	defer ReleasePackBuffer(packA)
 	defer ReleasePackBuffer(packB)
+	var blockB *[]T
+	if j.writeB != nil {
+		blockB = PackBuffer[T](j.blockBSize)
+		defer ReleasePackBuffer(blockB)
+	}
 	for {
 		t := int(next.Add(1)) - 1
 		if t >= j.tiles {
@@ -228,15 +239,17 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		for p0 := 0; p0 < j.k; p0 += kcSlice {
 			kc := min(kcSlice, j.k-p0)
 			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.Mr)
+			// B's block: at (p0, j0) of the stored B, or written whole.
+			b, bp0, bj0 := j.b, p0, j0
+			if j.writeB != nil {
+				j.writeB(*blockB, p0, j0, kc, nc)
+				b, bp0, bj0 = NewMatrix((*blockB)[:kc*nc], nc, false), 0, 0
+			}
 			if j.inPlaceB {
-				macroKernelInPlaceB(j.im, j.kern, mc, nc, kc, j.alpha, *packA, j.b, p0, j0, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
+				macroKernelInPlaceB(j.im, j.kern, mc, nc, kc, j.alpha, *packA, b, bp0, bj0, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 				continue
 			}
-			if j.packB != nil {
-				j.packB(*packB, p0, j0, kc, nc, j.kern.Nr)
-			} else {
-				packPanelsB(j.im, *packB, j.b, p0, j0, kc, nc, j.kern.Nr)
-			}
+			packPanelsB(j.im, *packB, b, bp0, bj0, kc, nc, j.kern.Nr)
 			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
 		if j.hasEpilogue {
@@ -425,7 +438,6 @@ func packPanelA6[T Float](panel, src []T, ld, kc int) {
 // PackPanelsB copies the kc x nc block of B at (p0, j0) into dst as panels
 // of nr columns: panel c holds, for each p, the nr values B[p, j] side by
 // side, zero-padded past the matrix. dst holds roundUp(nc, nr)*kc values.
-// A PanelPacker that builds B's block itself ends with it.
 func PackPanelsB[T Float](dst []T, b Matrix[T], p0, j0, kc, nc, nr int) {
 	packPanelsB(active, dst, b, p0, j0, kc, nc, nr)
 }
@@ -523,8 +535,8 @@ func macroKernel[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA, pack
 
 // readBInPlace reports whether the blocked product reads B's panels of
 // Nr columns where B is stored (MicroKernel.RunInPlace) instead of
-// packing them: when the kernel can, B is stored (not produced by a
-// packer) with contiguous rows, and it has at least one whole panel.
+// packing them: when the kernel can, B has contiguous rows (stored so, or
+// written by a BlockWriter), and it has at least one whole panel.
 // Each row of a 64-column float32 panel is four cache lines, which the
 // kernel reads as fast from B's rows as from a packed panel, so the
 // packing copy is saved: measured on one thread (Zen 4, shared machine),
@@ -532,8 +544,8 @@ func macroKernel[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA, pack
 // 40% faster (16×3025×64: 98 → 70 µs; 64×3025×144: 650 → 555 µs), and
 // 1024³ too (23.4 → 21.2 ms), although a 4 KB row stride is the worst
 // case for the cache's sets.
-func readBInPlace[T Float](k MicroKernel[T], b Matrix[T], packB PanelPacker[T], n int) bool {
-	return k.RunInPlace != nil && packB == nil && b.colStep == 1 && n >= k.Nr
+func readBInPlace[T Float](k MicroKernel[T], b Matrix[T], written bool, n int) bool {
+	return k.RunInPlace != nil && (written || b.colStep == 1) && n >= k.Nr
 }
 
 // macroKernelInPlaceB is macroKernel for a B read in place (readBInPlace):
