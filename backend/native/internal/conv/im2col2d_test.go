@@ -128,18 +128,9 @@ func TestIm2colTaskMatchesIm2col(t *testing.T) {
 // a channel. The matrix starts as NaN, so an element left unwritten shows.
 func TestIm2colRows2DFloat32MatchesWalker(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 4))
-	geoms := append(im2colTestGeoms(),
-		geomOf([]int{32, 32}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
-		geomOf([]int{13, 13}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
-		geomOf([]int{35, 37}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
-		geomOf([]int{16, 16}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
-		geomOf([]int{9, 40}, []int{3, 5}, []int{1, 2}, []int{2, 2}, []int{2, 3}, []int{1, 2}),
-		geomOf([]int{11, 6}, []int{2, 4}, []int{3, 2}, []int{1, 1}, []int{0, 5}, []int{2, 5}),
-		geomOf([]int{5, 5}, []int{7, 7}, []int{2, 1}, []int{1, 1}, []int{3, 3}, []int{3, 3}),
-	)
 	const channels = 3
 	for _, im := range DepthwiseImplementations() {
-		for gi, g := range geoms {
+		for gi, g := range float32TestGeoms() {
 			ks, os, inSz := g.KernelSize(), g.OutSize(), g.InSize()
 			x := make([]float32, channels*inSz)
 			for i := range x {
@@ -168,6 +159,79 @@ func TestIm2colRows2DFloat32MatchesWalker(t *testing.T) {
 					if (i < rng[0]*os || i >= rng[1]*os) && !math.IsNaN(float64(got[i])) {
 						t.Fatalf("%s, geom %d, rows %v: col[%d] written outside the rows", im.Name, gi, rng, i)
 					}
+				}
+			}
+		}
+	}
+}
+
+// float32TestGeoms are the geometries of the float32 im2col tests:
+// strides 1 and 2 on either axis (and 3 on rows), dilations, asymmetric
+// pads, odd and even widths, planes narrower than a vector and wider than
+// two, kernel positions wholly in the padding.
+func float32TestGeoms() []*Geometry {
+	return append(im2colTestGeoms(),
+		geomOf([]int{32, 32}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{13, 13}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{35, 37}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
+		geomOf([]int{16, 16}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
+		geomOf([]int{9, 40}, []int{3, 5}, []int{1, 2}, []int{2, 2}, []int{2, 3}, []int{1, 2}),
+		geomOf([]int{11, 6}, []int{2, 4}, []int{3, 2}, []int{1, 1}, []int{0, 5}, []int{2, 5}),
+		geomOf([]int{5, 5}, []int{7, 7}, []int{2, 1}, []int{1, 1}, []int{3, 3}, []int{3, 3}),
+	)
+}
+
+// The float32 block writer (whole output rows by row copies, the partial
+// rows at either end element by element) writes exactly the blocks of
+// the walker's matrix, with every implementation's row copies: blocks
+// starting and ending inside output rows, spanning several rows, inside
+// one row, made of whole rows, at any channel and kernel position.
+func TestIm2colBlock2DFloat32MatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 6))
+	const channels = 3
+	for _, im := range DepthwiseImplementations() {
+		for gi, g := range float32TestGeoms() {
+			if g.Strides[1] > 2 {
+				continue
+			}
+			ks, os, inSz, OW := g.KernelSize(), g.OutSize(), g.InSize(), g.Out[1]
+			x := make([]float32, channels*inSz)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			want := make([]float32, channels*ks*os)
+			w := NewWalker(g)
+			for row := range channels * ks {
+				Im2colRow(w, want[row*os:(row+1)*os], x[row/ks*inSz:(row/ks+1)*inSz], row%ks)
+			}
+			kRows := channels * ks
+			blocks := [][4]int{ // p0, j0, kc, nc
+				{0, 0, kRows, os},
+				{1, OW, kRows - 1, min(2*OW, os-OW)},
+				{ks / 2, OW / 2, kRows - ks/2, os - OW/2},
+				{2, OW/2 + 1, min(5, kRows-2), min(3*OW, os-OW/2-1)},
+				{0, 1, kRows, max(1, min(OW-2, os-1))},
+				{kRows - 1, os - 1, 1, 1},
+			}
+			for _, bl := range blocks {
+				p0, j0, kc, nc := bl[0], bl[1], bl[2], bl[3]
+				if kc <= 0 || nc <= 0 || j0+nc > os {
+					continue
+				}
+				got := make([]float32, kc*nc+1)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				im2colBlock2DFloat32(&im, got, x, g, p0, j0, kc, nc)
+				for p := range kc {
+					for j := range nc {
+						if g, w := got[p*nc+j], want[(p0+p)*os+j0+j]; math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("%s, geom %d, block %v: element (%d, %d) = %v, want %v", im.Name, gi, bl, p, j, g, w)
+						}
+					}
+				}
+				if !math.IsNaN(float64(got[kc*nc])) {
+					t.Fatalf("%s, geom %d, block %v: wrote past the block", im.Name, gi, bl)
 				}
 			}
 		}
