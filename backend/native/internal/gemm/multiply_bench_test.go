@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"unsafe"
 )
 
 // BenchmarkMultiply1024 is the done-criterion of the kernels: a 1024³
@@ -96,4 +97,28 @@ func BenchmarkMultiplyConvShapes(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkPackPanelsB times packing a tile's block of a row-major B
+// (kcSlice × ncTile, leading dimension 1000, as a stored B wider than a
+// tile) into panels of every kernel's width, float32 and float64: what
+// the kernels that cannot read B in place pay per tile and K slice.
+func BenchmarkPackPanelsB(b *testing.B) {
+	const ld = 1000
+	for _, nr := range []int{4, 8, 16, 32, 64} {
+		b.Run(fmt.Sprintf("float32/nr=%d", nr), func(b *testing.B) { benchmarkPackPanelsB[float32](b, ld, nr) })
+		b.Run(fmt.Sprintf("float64/nr=%d", nr), func(b *testing.B) { benchmarkPackPanelsB[float64](b, ld, nr) })
+	}
+}
+
+func benchmarkPackPanelsB[T Float](b *testing.B, ld, nr int) {
+	src := make([]T, kcSlice*ld)
+	for i := range src {
+		src[i] = T(i % 13)
+	}
+	dst := make([]T, roundUp(ncTile, nr)*kcSlice)
+	for b.Loop() {
+		packPanelsB(&portable, dst, NewMatrix(src, ld, false), 0, 3, kcSlice, ncTile, nr)
+	}
+	b.SetBytes(int64(kcSlice * ncTile * int(unsafe.Sizeof(src[0]))))
 }
