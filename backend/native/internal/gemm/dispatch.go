@@ -10,9 +10,9 @@ type MicroKernel[T Float] struct {
 	// slices an empty K (gemmWithoutProduct handles k = 0).
 	Run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool)
 	// RunInPlace, when not nil, is Run with B read where it is stored
-	// instead of from a packed panel: the Nr columns at b of a row-major
-	// B whose rows are ldb apart, all Nr read on each of the kc rows.
-	// The blocked product then packs only B's last, partial panel.
+	// instead of from a packed panel: the first cols (at most Nr)
+	// columns at b of a row-major B whose rows are ldb apart, the
+	// columns past them not read. The blocked product then packs no B.
 	RunInPlace func(kc int, alpha T, pa, b []T, ldb int, c []T, ldc, rows, cols int, overwrite bool)
 }
 

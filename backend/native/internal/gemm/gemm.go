@@ -176,10 +176,10 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], writeB B
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
 	kern := kernelFor[T](im)
-	inPlaceB := readBInPlace(kern, b, writeB != nil, n)
+	inPlaceB := readBInPlace(kern, b, writeB != nil)
 	packBCols := roundUp(min(ncTile, n), kern.Nr)
 	if inPlaceB {
-		packBCols = kern.Nr // the last, partial panel alone
+		packBCols = 0 // nothing is packed
 	}
 	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, writeB: writeB, inPlaceB: inPlaceB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
 		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
@@ -246,7 +246,7 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 				b, bp0, bj0 = NewMatrix((*blockB)[:kc*nc], nc, false), 0, 0
 			}
 			if j.inPlaceB {
-				macroKernelInPlaceB(j.im, j.kern, mc, nc, kc, j.alpha, *packA, b, bp0, bj0, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
+				macroKernelInPlaceB(j.kern, mc, nc, kc, j.alpha, *packA, b, bp0, bj0, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 				continue
 			}
 			packPanelsB(j.im, *packB, b, bp0, bj0, kc, nc, j.kern.Nr)
@@ -561,8 +561,8 @@ func macroKernel[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA, pack
 
 // readBInPlace reports whether the blocked product reads B's panels of
 // Nr columns where B is stored (MicroKernel.RunInPlace) instead of
-// packing them: when the kernel can, B has contiguous rows (stored so, or
-// written by a BlockWriter), and it has at least one whole panel.
+// packing them: when the kernel can and B has contiguous rows (stored
+// so, or written by a BlockWriter).
 // Each row of a 64-column float32 panel is four cache lines, which the
 // kernel reads as fast from B's rows as from a packed panel, so the
 // packing copy is saved: measured on one thread (Zen 4, shared machine),
@@ -570,29 +570,23 @@ func macroKernel[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA, pack
 // 40% faster (16×3025×64: 98 → 70 µs; 64×3025×144: 650 → 555 µs), and
 // 1024³ too (23.4 → 21.2 ms), although a 4 KB row stride is the worst
 // case for the cache's sets.
-func readBInPlace[T Float](k MicroKernel[T], b Matrix[T], written bool, n int) bool {
-	return k.RunInPlace != nil && (written || b.colStep == 1) && n >= k.Nr
+func readBInPlace[T Float](k MicroKernel[T], b Matrix[T], written bool) bool {
+	return k.RunInPlace != nil && (written || b.colStep == 1)
 }
 
 // macroKernelInPlaceB is macroKernel for a B read in place (readBInPlace):
-// the whole panels of the kc x nc block at (p0, j0) of B go to the
-// micro-kernel as they are stored, and only the last, partial one is
-// packed, into packB.
-func macroKernelInPlaceB[T Float](im *Impl, k MicroKernel[T], mc, nc, kc int, alpha T, packA []T, b Matrix[T], p0, j0 int, packB []T, c []T, ldc int, overwrite bool) {
-	whole := nc / k.Nr * k.Nr
-	for jr := 0; jr < whole; jr += k.Nr {
+// the panels of the kc x nc block at (p0, j0) of B, the last one partial
+// or not, go to the micro-kernel as they are stored.
+func macroKernelInPlaceB[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA []T, b Matrix[T], p0, j0 int, c []T, ldc int, overwrite bool) {
+	for jr := 0; jr < nc; jr += k.Nr {
 		src := b.data[p0*b.rowStep+j0+jr:]
+		cols := min(k.Nr, nc-jr)
 		for ir := 0; ir < mc; ir += k.Mr {
 			pa := packA[ir*kc : (ir+k.Mr)*kc]
 			rows := min(k.Mr, mc-ir)
-			k.RunInPlace(kc, alpha, pa, src, b.rowStep, c[ir*ldc+jr:], ldc, rows, k.Nr, overwrite)
+			k.RunInPlace(kc, alpha, pa, src, b.rowStep, c[ir*ldc+jr:], ldc, rows, cols, overwrite)
 		}
 	}
-	if whole == nc {
-		return
-	}
-	packPanelsB(im, packB, b, p0, j0+whole, kc, nc-whole, k.Nr)
-	macroKernel(k, mc, nc-whole, kc, alpha, packA, packB, c[whole:], ldc, overwrite)
 }
 
 // addBlock adds alpha times the rows x cols valid part of a block of

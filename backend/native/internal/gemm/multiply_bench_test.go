@@ -70,6 +70,9 @@ func BenchmarkMultiplyConvShapes(b *testing.B) {
 		{64, 3025, 144},  // SqueezeNet expand 3×3, 55×55
 		{64, 12321, 27},  // SqueezeNet first layer, 111×111
 		{1000, 169, 512}, // SqueezeNet classifier 1×1, 13×13
+		{576, 49, 96},    // MobileNet-v3 pointwise, 7×7
+		{96, 196, 576},   // MobileNet-v3 pointwise, 14×14
+		{144, 1, 576},    // MobileNet-v3 squeeze-excitation 1×1, 1×1
 		{96, 784, 576},   // MobileNet-like pointwise, 28×28
 		{256, 3136, 256}, // a deep 1×1 layer, 56×56
 		{1024, 1024, 1024},

@@ -89,10 +89,10 @@ func (k kernel) generate() {
 		Doc(
 			fmt.Sprintf("%s adds alpha times the %dx%d block of products of a packed", k.name, k.mr, k.nr()),
 			fmt.Sprintf("panel of A (%d values per step) and %d contiguous columns of a", k.mr, k.nr()),
-			"row-major B read in place (rows ldb elements apart, all of them read)",
-			"over kc steps to the first rows rows of C (ldc elements apart), or",
-			"stores it there when overwrite is set. Bit j of colMask selects",
-			"column j of C: the others are neither read nor written.",
+			"row-major B read in place (rows ldb elements apart) over kc steps to",
+			"the first rows rows of C (ldc elements apart), or stores it there",
+			"when overwrite is set. Bit j of colMask selects column j of B and C:",
+			"the others are neither read nor written.",
 		)
 	} else {
 		TEXT(k.name, NOSPLIT, fmt.Sprintf("func(kc int, pa, pb, c *%s, ldc, rows int, colMask uint64, alpha %s, overwrite bool)", typ, typ))
@@ -166,6 +166,9 @@ func (k kernel) rowsOfB(pb reg.Register) ([]Mem, func(steps int)) {
 	if len(rows) > 4 {
 		panic(fmt.Sprintf("%s: a strided kernel addresses at most 4 rows of B per iteration", k.name))
 	}
+	// B's columns past colMask may lie past its end: every load of B is
+	// masked, as the stores to C are.
+	k.setMasks()
 	ldb := Load(Param("ldb"), GP64())
 	SHLQ(U8(k.sizeShift()), ldb)
 	ldb3 := GP64()
@@ -196,7 +199,11 @@ func (k kernel) step(pa reg.Register, row Mem, u int) {
 	for j := range k.vecs {
 		m := row
 		m.Disp += j * k.lanes() * k.size()
-		k.load(m, k.bRegister(j))
+		if k.strided {
+			k.loadMasked(m, masks[j], k.bRegister(j))
+		} else {
+			k.load(m, k.bRegister(j))
+		}
 	}
 	for r := range k.mr {
 		a := Mem{Base: pa, Disp: (u*k.mr + r) * k.size()}
@@ -219,13 +226,8 @@ func (k kernel) epilogue() {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(k.sizeShift()), ldc)
 	rows := Load(Param("rows"), GP64())
-	colMask := GP64()
-	Load(Param("colMask"), colMask)
-	for j := range k.vecs {
-		KMOVW(colMask.As32(), masks[j])
-		if j+1 < k.vecs {
-			SHRQ(U8(k.lanes()), colMask)
-		}
+	if !k.strided {
+		k.setMasks()
 	}
 	alpha := k.bRegister(0)
 	alphaAddr, err := Param("alpha").Resolve()
@@ -270,6 +272,19 @@ func (k kernel) epilogue() {
 	Label(k.name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// setMasks sets the opmask of each vector of a row of the block from
+// colMask.
+func (k kernel) setMasks() {
+	colMask := GP64()
+	Load(Param("colMask"), colMask)
+	for j := range k.vecs {
+		KMOVW(colMask.As32(), masks[j])
+		if j+1 < k.vecs {
+			SHRQ(U8(k.lanes()), colMask)
+		}
+	}
 }
 
 // rowLoop emits body for every vector of rows 0 ... rows-1 of C (at most
