@@ -97,11 +97,17 @@ func checkProduct(t *testing.T, r *rand.Rand, im *Impl, m, n, k int, alpha, beta
 
 // Signed zeros come out of every implementation as out of the portable
 // one, bit for bit: C's -0 kept or replaced according to beta, and the
-// sign alpha gives a zero product when C is overwritten.
+// sign alpha gives a zero product when C is overwritten; on the blocked
+// path and the few-columns one.
 func TestGemmSignedZerosMatchPortable(t *testing.T) {
-	negZero := math.Copysign(0, -1)
 	r := rand.New(rand.NewPCG(13, 14))
-	const m, n, k = 9, 70, 5
+	for _, n := range []int{70, 1, 3} {
+		checkSignedZeros(t, r, 9, n, 5)
+	}
+}
+
+func checkSignedZeros(t *testing.T, r *rand.Rand, m, n, k int) {
+	negZero := math.Copysign(0, -1)
 	zeros := func(size int) []float64 {
 		s := make([]float64, size)
 		for i := range s {
@@ -123,10 +129,10 @@ func TestGemmSignedZerosMatchPortable(t *testing.T) {
 				multiply(&portable, m, n, k, float32(alpha), NewMatrix(toF32(a), k, false), NewMatrix(toF32(b), n, false), float32(beta), want32, n, 1)
 				for i := range want {
 					if math.Signbit(got[i]) != math.Signbit(want[i]) || got[i] != 0 {
-						t.Fatalf("%s alpha=%v beta=%v float64: element %d got %v, portable %v", impl.Name, alpha, beta, i, got[i], want[i])
+						t.Fatalf("%s %dx%dx%d alpha=%v beta=%v float64: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, i, got[i], want[i])
 					}
 					if math.Signbit(float64(got32[i])) != math.Signbit(float64(want32[i])) || got32[i] != 0 {
-						t.Fatalf("%s alpha=%v beta=%v float32: element %d got %v, portable %v", impl.Name, alpha, beta, i, got32[i], want32[i])
+						t.Fatalf("%s %dx%dx%d alpha=%v beta=%v float32: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, i, got32[i], want32[i])
 					}
 				}
 			}

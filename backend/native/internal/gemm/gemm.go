@@ -99,7 +99,7 @@ func multiplyFused[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta
 		ep.Apply(c, ldc, m, n)
 		return
 	}
-	if gemmFewRows(im, m, n, k, alpha, a, b, beta, c, ldc) {
+	if gemmFewRows(im, m, n, k, alpha, a, b, beta, c, ldc) || gemmFewColumns(im, m, n, k, alpha, a, b, beta, c, ldc) {
 		ep.Apply(c, ldc, m, n)
 		return
 	}
