@@ -2,8 +2,8 @@
 // op(B) + beta*C for float32 and float64, blocked and packed in the
 // Goto/BLIS way, spread over goroutines by output tile, with micro-kernels
 // in AVX-512 or AVX2/FMA assembly where the processor has them and a
-// portable one everywhere; products of a few rows skip packing for row
-// kernels; and MultiplySimple is the unblocked loop of the integer types.
+// portable one everywhere; products of a few rows or a few columns skip
+// packing for row kernels (axpy, dot); and MultiplySimple is the unblocked loop of the integer types.
 // MultiplyFused and MultiplyImplicitBFused end each finished tile of C
 // with an Epilogue (bias per row or column, a residual, a clamp or another
 // activation) while the tile is in cache, so that a layer's bias and
