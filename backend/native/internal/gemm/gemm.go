@@ -208,7 +208,7 @@ type gemmJob[T Float] struct {
 	a, b                 Matrix[T]
 	writeB               BlockWriter[T] // when not nil, B's blocks come from it
 	blockBSize           int            // elements of the block writeB writes
-	inPlaceB             bool           // B's whole panels are read in place (readBInPlace)
+	inPlaceB             bool           // B's panels are read in place, none packed (readBInPlace)
 	c                    []T
 	ldc                  int
 	tiles, tilesN        int
@@ -563,13 +563,17 @@ func macroKernel[T Float](k MicroKernel[T], mc, nc, kc int, alpha T, packA, pack
 // Nr columns where B is stored (MicroKernel.RunInPlace) instead of
 // packing them: when the kernel can and B has contiguous rows (stored
 // so, or written by a BlockWriter).
+//
 // Each row of a 64-column float32 panel is four cache lines, which the
 // kernel reads as fast from B's rows as from a packed panel, so the
 // packing copy is saved: measured on one thread (Zen 4, shared machine),
 // products of convolution shapes (BenchmarkMultiplyConvShapes) ran 10 to
 // 40% faster (16×3025×64: 98 → 70 µs; 64×3025×144: 650 → 555 µs), and
 // 1024³ too (23.4 → 21.2 ms), although a 4 KB row stride is the worst
-// case for the cache's sets.
+// case for the cache's sets. The AVX2 kernel's 16-column rows are one
+// cache line, mostly straddling two when read in place: a strided twin
+// of it won on some shapes and lost on others (576×49×96 111 → 142 µs,
+// 1000×169×512 2.29 → 2.42 ms at best), so it packs B still.
 func readBInPlace[T Float](k MicroKernel[T], b Matrix[T], written bool) bool {
 	return k.RunInPlace != nil && (written || b.colStep == 1)
 }
