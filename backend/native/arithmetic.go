@@ -138,8 +138,8 @@ func arith[T numeric](op arithOp, threads int, task *any, dst, a []T, aShape []i
 	default:
 		walk := newBroadcastWalk(outShape, aShape, bShape)
 		rl := walk.rowLen()
-		if minRows := max(1, par.Grain/rl); par.Chunks(walk.rows(), threads, minRows) > 1 {
-			arithWalkParallel(op, threads, minRows, walk, dst, a, b)
+		if chunks := par.Chunks(walk.rows(), threads, max(1, par.TaskGrain/rl)); chunks > 1 {
+			arithWalkParallel(op, chunks, task, &walk, dst, a, b)
 			return nil
 		}
 		sa, sb := walk.rowStride(0), walk.rowStride(1)
@@ -154,7 +154,7 @@ func arith[T numeric](op arithOp, threads int, task *any, dst, a []T, aShape []i
 // split over the workers when large.
 func arithSpread[T numeric](op arithOp, threads int, slot *any, dst, a []T, sa int, b []T, sb int) {
 	n := len(dst)
-	chunks := par.Chunks(n, threads, par.Grain)
+	chunks := par.Chunks(n, threads, par.TaskGrain)
 	if chunks == 1 {
 		arithRow(op, dst, a, sa, b, sb)
 		return
@@ -190,15 +190,34 @@ func (t *arithTask[T]) Work(w int) {
 	arithRow(t.op, t.dst[lo:hi], a, t.sa, b, t.sb)
 }
 
-// arithWalkParallel is arith's broadcasting walk split over goroutines; a
-// function of its own so that the walk moves to the heap (captured by
-// For's closure) only on this path.
-func arithWalkParallel[T numeric](op arithOp, threads, minRows int, walk stridedWalk, dst, a, b []T) {
-	n, sa, sb := walk.rowLen(), walk.rowStride(0), walk.rowStride(1)
-	par.For(walk.rows(), threads, minRows, func(lo, hi int) {
-		walk.forRows(lo, hi, func(row int, off walkOffsets) {
-			arithRow(op, dst[row*n:(row+1)*n], a[off[0]:], sa, b[off[1]:], sb)
-		})
+// arithWalkParallel is arith's broadcasting walk split into chunks runs
+// of rows over goroutines, through the task kept in slot (nil: a new one).
+func arithWalkParallel[T numeric](op arithOp, chunks int, slot *any, walk *stridedWalk, dst, a, b []T) {
+	var t *arithWalkTask[T]
+	if slot != nil {
+		t = taskOf[arithWalkTask[T]](slot)
+	} else {
+		t = new(arithWalkTask[T])
+	}
+	*t = arithWalkTask[T]{op: op, walk: *walk, dst: dst, a: a, b: b, chunks: chunks}
+	par.Spread(chunks, t)
+	*t = arithWalkTask[T]{} // hold no tensors between runs
+}
+
+// arithWalkTask is arithWalkParallel's work: worker w computes the w-th
+// of chunks runs of the walk's rows.
+type arithWalkTask[T numeric] struct {
+	op        arithOp
+	walk      stridedWalk
+	dst, a, b []T
+	chunks    int
+}
+
+func (t *arithWalkTask[T]) Work(w int) {
+	rows, n := t.walk.rows(), t.walk.rowLen()
+	sa, sb := t.walk.rowStride(0), t.walk.rowStride(1)
+	t.walk.forRows(w*rows/t.chunks, (w+1)*rows/t.chunks, func(row int, off walkOffsets) {
+		arithRow(t.op, t.dst[row*n:(row+1)*n], t.a[off[0]:], sa, t.b[off[1]:], sb)
 	})
 }
 

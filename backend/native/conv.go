@@ -217,13 +217,19 @@ func convRunTask(items, work, threads int, t convItemTask, runner *convItemRunne
 	runner.task = nil
 }
 
+// convInnerMin is the work of one item (multiply-adds) from which
+// convRunTask runs the items one after another with every thread inside
+// each (the GEMM splits its tiles); below it, whole items are spread over
+// the threads, which needs no split of the product.
+const convInnerMin = 1 << 24
+
 // convWorkers is the number of workers convRunTask spreads items over
 // (1: it runs them in order, with threads inside each).
 func convWorkers(items, work, threads int) int {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
+	if items <= 1 || threads == 1 || work >= convInnerMin {
 		return 1
 	}
 	return min(threads, items)
@@ -232,7 +238,7 @@ func convWorkers(items, work, threads int) int {
 // convForward computes y = conv(x, w) + b for float32 or float64 data
 // (b may be nil). y is [N, M, out...].
 func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int) {
-	convForwardFused(y, x, w, b, s, sc, threads, nil, nil)
+	convForwardFused(y, x, w, b, s, sc, threads, nil, nil, nil)
 }
 
 // convForwardFused is convForward ending in a fused epilogue: y =
@@ -243,7 +249,9 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 // (conv_depthwise.go), or, on the other thin paths, to each (image, group)
 // block of rows right after it is computed: either way while it is in
 // cache, and without the pass that filled the output with the bias first.
-func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation) {
+// When w is a constant weight, pw (nil: none) keeps its packed form, which
+// the GEMMs read instead of packing w at every product.
+func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation, pw *packedWeight[T]) {
 	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) {
 		return
 	}
@@ -281,8 +289,16 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 			ts.writers = append(ts.writers, w)
 		}
 	}
+	var packedW []gemm.Packed[T]
+	if pw != nil && mg > gemm.FewRowsMax {
+		// Each group's filters, packed at the first run (on this
+		// goroutine, before any item runs) and kept for the next. Groups
+		// of fewer filters are left as they are: float32's few-rows path
+		// never packs them, and the others barely do.
+		packedW = pw.matrices(w, packLayout{left: true, count: s.group, rows: mg, cols: kc, ld: kc})
+	}
 	t := &ts.gemmT
-	*t = convGemmItems[T]{y: y, x: x, w: w, b: b, residual: residual, s: s, sc: sc, ts: ts, act: act,
+	*t = convGemmItems[T]{y: y, x: x, w: w, b: b, residual: residual, s: s, sc: sc, ts: ts, act: act, packedW: packedW,
 		cg: cg, mg: mg, kc: kc, outSz: outSz, direct: direct, implicit: implicit}
 	convRunTask(s.n*s.group, mg*outSz*kc, threads, t, &ts.items)
 	*t = convGemmItems[T]{} // hold no tensors between runs
@@ -296,6 +312,7 @@ type convGemmItems[T floatElem] struct {
 	sc                   *convScratch[T]
 	ts                   *convTasks[T]
 	act                  *fusedActivation
+	packedW              []gemm.Packed[T] // each group's filters packed, or nil
 	cg, mg, kc, outSz    int
 	direct, implicit     bool
 }
@@ -320,6 +337,10 @@ func (t *convGemmItems[T]) runItem(i, worker, inner int) {
 		}
 		ep = &epv
 	}
+	wm := gemm.NewMatrix(wg, kc, false)
+	if t.packedW != nil {
+		wm = t.packedW[gi].Matrix()
+	}
 	if mg <= 2 && !t.direct {
 		// Too thin for a GEMM (depthwise convolutions): no im2col.
 		conv.DirectThin(yg, wg, xg, cg, mg, g, true)
@@ -329,7 +350,7 @@ func (t *convGemmItems[T]) runItem(i, worker, inner int) {
 	if t.implicit {
 		wr := ts.writers[worker]
 		wr.x, wr.g = xg, g
-		gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), wr.write, 0, yg, outSz, inner, ep)
+		gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, wm, wr.write, 0, yg, outSz, inner, ep)
 		wr.x, wr.g = nil, nil
 		return
 	}
@@ -350,7 +371,7 @@ func (t *convGemmItems[T]) runItem(i, worker, inner int) {
 		ep.Apply(yg, outSz, mg, outSz)
 		return
 	}
-	gemm.MultiplyFused(mg, outSz, kc, 1, gemm.NewMatrix(wg, kc, false), gemm.NewMatrix(cols, outSz, false), 0, yg, outSz, inner, ep)
+	gemm.MultiplyFused(mg, outSz, kc, 1, wm, gemm.NewMatrix(cols, outSz, false), 0, yg, outSz, inner, ep)
 }
 
 // convBuffers is the scratch of Conv and ConvTranspose, which run the same
@@ -408,6 +429,11 @@ type convKernel struct {
 	out  outputBuffer
 	buf  convBuffers
 	plan convPlan
+
+	// The packed forms of a constant W (packed_weights.go), per element
+	// type; nil when W is not a constant of an optimized network.
+	packed32 *packedWeight[float32]
+	packed64 *packedWeight[float64]
 }
 
 // convPlan is a Conv kernel's checked shapes for the input shapes of its
@@ -426,8 +452,15 @@ func (k *convKernel) compute(x, w, b *onnx.Tensor) (*onnx.Tensor, error) {
 		return nil, err
 	}
 	out := k.out.tensor(x.Type, k.plan.outShape)
-	if err := k.buf.run("Conv", out, x, w, b, s, k.threads, convForward[float32], convForward[float64]); err != nil {
-		return nil, err
+	switch xd := x.Data.(type) {
+	case []float32:
+		convForwardFused(out.Data.([]float32), xd, w.Data.([]float32), optionalData[float32](b), s, &k.buf.s32, k.threads, nil, nil, k.packed32)
+	case []float64:
+		convForwardFused(out.Data.([]float64), xd, w.Data.([]float64), optionalData[float64](b), s, &k.buf.s64, k.threads, nil, nil, k.packed64)
+	default:
+		if err := k.buf.run("Conv", out, x, w, b, s, k.threads, convForward[float32], convForward[float64]); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -484,9 +517,9 @@ func (k *convKernel) computeFused(x, w, b, residual *onnx.Tensor, act *fusedActi
 	out := k.out.tensor(x.Type, shape)
 	switch xd := x.Data.(type) {
 	case []float32:
-		convForwardFused(out.Data.([]float32), xd, w.Data.([]float32), optionalData[float32](b), s, &k.buf.s32, k.threads, optionalData[float32](residual), act)
+		convForwardFused(out.Data.([]float32), xd, w.Data.([]float32), optionalData[float32](b), s, &k.buf.s32, k.threads, optionalData[float32](residual), act, k.packed32)
 	case []float64:
-		convForwardFused(out.Data.([]float64), xd, w.Data.([]float64), optionalData[float64](b), s, &k.buf.s64, k.threads, optionalData[float64](residual), act)
+		convForwardFused(out.Data.([]float64), xd, w.Data.([]float64), optionalData[float64](b), s, &k.buf.s64, k.threads, optionalData[float64](residual), act, k.packed64)
 	}
 	return out, true, nil
 }
@@ -522,6 +555,8 @@ func (b *builder) newConvKernel(op *ops.Conv) (*convKernel, error) {
 		kernelShape: slices.Clone(op.KernelShape),
 		group:       op.Group,
 		threads:     b.e.threads,
+		packed32:    newPackedWeight[float32](b, op.In.W),
+		packed64:    newPackedWeight[float64](b, op.In.W),
 	}
 	return k, checkAutoPad(k.attrs.autoPad)
 }

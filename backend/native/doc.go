@@ -108,6 +108,11 @@
 // serve as the fallback when a run's tensors do not fit the fused one (a
 // broadcast residual, float16), and their errors name the model's nodes.
 //
+// An optimized network's Conv, Gemm and MatMul also keep a constant weight
+// packed for the GEMM's micro-kernel (packed_weights.go, gemm.Packed),
+// packed at the first run and again only after a Feed or UpdateParams
+// changed it, instead of packing it at every product.
+//
 // # Adding an operator
 //
 // Put VisitX in the file of its family (arithmetic.go, activations.go,

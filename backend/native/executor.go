@@ -2,9 +2,11 @@ package native
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -71,6 +73,13 @@ type executor struct {
 	// by Feed or UpdateParams) and may change in place; the others hold a
 	// model's initializer or a caller's feed.
 	owned []bool
+
+	// optimized is set for a network built with Optimize (for
+	// inference), whose kernels keep their constant weights packed
+	// (packed_weights.go); versions counts, per slot, the times Feed or
+	// UpdateParams changed its value, so that they pack it again.
+	optimized bool
+	versions  []uint64
 }
 
 // New compiles model m for the native backend. Every node is visited once
@@ -99,6 +108,7 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		initializers: map[string]bool{},
 		frozen:       map[string]bool{},
 		fusedAway:    map[string]string{},
+		optimized:    fuse,
 	}
 	if err := e.loadInitializers(); err != nil {
 		return nil, err
@@ -207,6 +217,7 @@ func (e *executor) defineSlot(name string) int {
 func (e *executor) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer par.Rest()
 	if err := e.bindFeeds(feeds); err != nil {
 		return nil, err
 	}
@@ -222,6 +233,7 @@ func (e *executor) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value
 func (e *executor) InferenceInto(feeds, dst map[string]onnx.Value) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer par.Rest()
 	if dst == nil {
 		return fmt.Errorf("native: InferenceInto: nil destination map")
 	}
@@ -291,12 +303,25 @@ func (e *executor) bindFeeds(feeds map[string]onnx.Value) error {
 
 // execute runs the plan in order.
 func (e *executor) execute() error {
+	// The pool's goroutines start spinning now, while the first kernels
+	// run, rather than being woken by the first parallel one; the public
+	// entry points let them rest when the run is over (par.Rest), so that
+	// they take no core from whatever the caller runs next.
+	par.Warm(e.parallelism() - 1)
 	for i := range e.plan {
 		if err := e.runStep(&e.plan[i]); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// parallelism is the number of goroutines the kernels may use.
+func (e *executor) parallelism() int {
+	if e.threads > 0 {
+		return e.threads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // runStep runs one kernel. A kernel reports bad shapes and types as errors;
@@ -372,6 +397,7 @@ func (e *executor) Feed(name string, v onnx.Value) error {
 			return fmt.Errorf("native: feed %q: %w", name, err)
 		}
 	}
+	e.changed(s)
 	if t, ok := v.(*onnx.Tensor); ok {
 		if dst := e.writable(s); dst != nil && dst.Type == t.Type && sameShape(dst.Shape, t.Shape) {
 			// The slot's own tensor, shared with nothing else: overwrite it

@@ -463,7 +463,7 @@ func (b *builder) fusedHead(n *onnx.Node, act *fusedActivation) ([]valueRef, fus
 		if err != nil {
 			return nil, nil, err
 		}
-		k := &matmulKernel{threads: b.e.threads}
+		k := &matmulKernel{threads: b.e.threads, weights: newWeightOperands(b, op.In.A, op.In.B)}
 		return refs, func(ins, addends []*onnx.Tensor) (*onnx.Tensor, bool, error) {
 			return k.computeFused(ins[0], ins[1], addends, act)
 		}, nil

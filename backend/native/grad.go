@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -288,6 +289,7 @@ func (e *executor) runBackward(bp *backwardPlan) error {
 func (e *executor) InferenceAndBackprop(feeds map[string]onnx.Value, loss string) (map[string]onnx.Value, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer par.Rest()
 	bp, err := e.backwardFor(loss)
 	if err != nil {
 		return nil, err

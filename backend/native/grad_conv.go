@@ -2,7 +2,6 @@ package native
 
 import (
 	"fmt"
-	"runtime"
 	"slices"
 
 	"github.com/deep500/deep500-go/backend/native/internal/conv"
@@ -53,18 +52,6 @@ func gradConvWorkers[T floatElem](bufs *[]gradConvBufs[T], n, cols, dcols int) [
 		ws[i].cols, ws[i].dcols = ws[i].cols[:cols], ws[i].dcols[:dcols]
 	}
 	return ws
-}
-
-// gradConvWorkerCount is the number of distinct worker indices
-// convRunItems passes for items items of the given work.
-func gradConvWorkerCount(items, work, threads int) int {
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	if items <= 1 || threads == 1 || work >= 4*gemm.ParallelMin {
-		return 1
-	}
-	return min(threads, items)
 }
 
 // gradConvKernel is the backward kernel of a Conv or ConvTranspose node.
@@ -271,7 +258,7 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, bufs *[]
 		}
 	}
 	work := s.n * mg * outSz * kc
-	ws := gradConvWorkers(bufs, gradConvWorkerCount(s.group, work, threads), colLen, dcolLen)
+	ws := gradConvWorkers(bufs, convWorkers(s.group, work, threads), colLen, dcolLen)
 	convRunItems(s.group, work, threads, func(gi, worker, inner int) {
 		buf := &ws[worker]
 		wg := w[gi*mg*kc : (gi+1)*mg*kc]
@@ -312,7 +299,7 @@ func gradConvTransposeBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes,
 	ks, inSz, outSz := g.KernelSize(), g.OutSize(), g.InSize()
 	rows := mg * ks
 	work := s.n * cg * rows * inSz
-	ws := gradConvWorkers(bufs, gradConvWorkerCount(s.group, work, threads), rows*inSz, 0)
+	ws := gradConvWorkers(bufs, convWorkers(s.group, work, threads), rows*inSz, 0)
 	convRunItems(s.group, work, threads, func(gi, worker, inner int) {
 		col := ws[worker].cols
 		wg := w[gi*cg*rows : (gi+1)*cg*rows]

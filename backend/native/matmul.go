@@ -29,6 +29,8 @@ type matmulKernel struct {
 	wideA        float32Scratch
 	wideB        float32Scratch
 	wideOut      float32Scratch
+	// weights packs an operand that is a constant (packed_weights.go).
+	weights weightOperands
 }
 
 // planFor returns the plan of a product of operands of these shapes,
@@ -114,9 +116,9 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 	out := k.out.tensor(a.Type, p.outShape)
 	switch ad := a.Data.(type) {
 	case []float32:
-		batchedGemm(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32)
+		batchedGemmFused(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32, nil, nil, nil, &k.weights)
 	case []float64:
-		batchedGemm(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64)
+		batchedGemmFused(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64, nil, nil, nil, &k.weights)
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
@@ -145,18 +147,29 @@ func (k *matmulKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
 // one whole product each, through task: the caller's, kept between runs so
 // that handing it to the workers allocates nothing.
 func batchedGemm[T floatElem](p *matmulPlan, a, b, c []T, threads int, task *gemmBatchTask[T]) {
-	batchedGemmFused(p, a, b, c, threads, task, nil, nil, nil)
+	batchedGemmFused(p, a, b, c, threads, task, nil, nil, nil, nil)
 }
 
 // batchedGemmFused is batchedGemm ending each product in an epilogue:
 // c = act(a·b + colBias + residual), colBias (nil: none) one value per
-// column, residual (nil: none) laid out like c, act nil for none.
-func batchedGemmFused[T floatElem](p *matmulPlan, a, b, c []T, threads int, task *gemmBatchTask[T], colBias, residual []T, act *fusedActivation) {
+// column, residual (nil: none) laid out like c, act nil for none. An
+// operand that is one matrix (not batched) and a constant of weights (nil:
+// none) is multiplied in its packed form.
+func batchedGemmFused[T floatElem](p *matmulPlan, a, b, c []T, threads int, task *gemmBatchTask[T], colBias, residual []T, act *fusedActivation, weights *weightOperands) {
 	batches := len(p.aOffsets)
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	*task = gemmBatchTask[T]{p: p, a: a, b: b, c: c, colBias: colBias, residual: residual, act: act}
+	if weights != nil {
+		pa, pb := weightOperandsOf[T](weights)
+		if len(a) == p.m*p.k {
+			task.packedA = packedOperand(pa, p.m, a, packLayout{left: true, count: 1, rows: p.m, cols: p.k, ld: p.k})
+		}
+		if len(b) == p.k*p.n {
+			task.packedB = packedOperand(pb, p.m, b, packLayout{count: 1, rows: p.k, cols: p.n, ld: p.n})
+		}
+	}
 	tiles := gemm.Tiles(p.m, p.n)
 	if batches == 1 || threads == 1 || tiles >= threads {
 		for i := range batches {
@@ -177,6 +190,7 @@ type gemmBatchTask[T floatElem] struct {
 	a, b, c           []T
 	colBias, residual []T
 	act               *fusedActivation
+	packedA, packedB  *gemm.Packed[T] // an operand that is one constant matrix, packed; or nil
 	workers           int
 }
 
@@ -198,8 +212,14 @@ func (t *gemmBatchTask[T]) one(i, threads int) {
 		}
 		ep = &epilogue
 	}
-	gemm.MultiplyFused(p.m, p.n, p.k, 1, gemm.NewMatrix(t.a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(t.b[p.bOffsets[i]:], p.n, false),
-		0, t.c[i*p.m*p.n:], p.n, threads, ep)
+	am, bm := gemm.NewMatrix(t.a[p.aOffsets[i]:], p.k, false), gemm.NewMatrix(t.b[p.bOffsets[i]:], p.n, false)
+	if t.packedA != nil {
+		am = t.packedA.Matrix() // one matrix: every offset is 0
+	}
+	if t.packedB != nil {
+		bm = t.packedB.Matrix()
+	}
+	gemm.MultiplyFused(p.m, p.n, p.k, 1, am, bm, 0, t.c[i*p.m*p.n:], p.n, threads, ep)
 }
 
 // computeFused is compute followed by the epilogue of a fusion: act(a·b +
@@ -236,9 +256,9 @@ func (k *matmulKernel) computeFused(a, b *onnx.Tensor, addends []*onnx.Tensor, a
 	out := k.out.tensor(a.Type, p.outShape)
 	switch ad := a.Data.(type) {
 	case []float32:
-		batchedGemmFused(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32, optionalData[float32](bias), optionalData[float32](residual), act)
+		batchedGemmFused(p, ad, b.Data.([]float32), out.Data.([]float32), k.threads, &k.task32, optionalData[float32](bias), optionalData[float32](residual), act, &k.weights)
 	case []float64:
-		batchedGemmFused(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64, optionalData[float64](bias), optionalData[float64](residual), act)
+		batchedGemmFused(p, ad, b.Data.([]float64), out.Data.([]float64), k.threads, &k.task64, optionalData[float64](bias), optionalData[float64](residual), act, &k.weights)
 	}
 	return out, true, nil
 }
@@ -263,6 +283,8 @@ type gemmKernel struct {
 	wideA          float32Scratch
 	wideB          float32Scratch
 	wideOut        float32Scratch
+	// weights packs an operand that is a constant (packed_weights.go).
+	weights weightOperands
 }
 
 func (k *gemmKernel) compute(a, b, c *onnx.Tensor) (*onnx.Tensor, error) {
@@ -349,10 +371,12 @@ func (k *gemmKernel) computeWith(a, b, c, residual *onnx.Tensor, act *fusedActiv
 	switch ad := a.Data.(type) {
 	case []float32:
 		ep, ok := gemmEpilogue[float32](colBias, residual, act)
-		gemm.MultiplyFused(m, n, ka, k.alpha, gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float32), ldb, k.transB), beta, out.Data.([]float32), n, k.threads, orNil(&ep, ok))
+		am, bm := gemmOperands(k, m, n, ka, ad, lda, b.Data.([]float32), ldb)
+		gemm.MultiplyFused(m, n, ka, k.alpha, am, bm, beta, out.Data.([]float32), n, k.threads, orNil(&ep, ok))
 	case []float64:
 		ep, ok := gemmEpilogue[float64](colBias, residual, act)
-		gemm.MultiplyFused(m, n, ka, float64(k.alpha), gemm.NewMatrix(ad, lda, k.transA), gemm.NewMatrix(b.Data.([]float64), ldb, k.transB), float64(beta), out.Data.([]float64), n, k.threads, orNil(&ep, ok))
+		am, bm := gemmOperands(k, m, n, ka, ad, lda, b.Data.([]float64), ldb)
+		gemm.MultiplyFused(m, n, ka, float64(k.alpha), am, bm, float64(beta), out.Data.([]float64), n, k.threads, orNil(&ep, ok))
 	case []onnx.F16, []onnx.BF16:
 		wa, _ := widenToFloat32(k.wideA.get(a.Len()), a.Data)
 		wb, _ := widenToFloat32(k.wideB.get(b.Len()), b.Data)
@@ -376,6 +400,21 @@ func (k *gemmKernel) computeWith(a, b, c, residual *onnx.Tensor, act *fusedActiv
 		return nil, network.Unsupportedf("Gemm of %v tensors", a.Type)
 	}
 	return out, nil
+}
+
+// gemmOperands returns the operands of Gemm k's m x n x ka product, a
+// (leading dimension lda) and b (ldb), each in its packed form when it is
+// a constant.
+func gemmOperands[T floatElem](k *gemmKernel, m, n, ka int, a []T, lda int, b []T, ldb int) (gemm.Matrix[T], gemm.Matrix[T]) {
+	am, bm := gemm.NewMatrix(a, lda, k.transA), gemm.NewMatrix(b, ldb, k.transB)
+	pa, pb := weightOperandsOf[T](&k.weights)
+	if packed := packedOperand(pa, m, a, packLayout{left: true, count: 1, rows: m, cols: ka, ld: lda, trans: k.transA}); packed != nil {
+		am = packed.Matrix()
+	}
+	if packed := packedOperand(pb, m, b, packLayout{count: 1, rows: ka, cols: n, ld: ldb, trans: k.transB}); packed != nil {
+		bm = packed.Matrix()
+	}
+	return am, bm
 }
 
 // gemmEpilogue is the epilogue of a Gemm: its column bias, the residual
@@ -422,7 +461,7 @@ func (b *builder) VisitMatMul(op *ops.MatMul) error {
 		return err
 	}
 	out := b.output(op.Out.Y)
-	k := &matmulKernel{threads: b.e.threads}
+	k := &matmulKernel{threads: b.e.threads, weights: newWeightOperands(b, op.In.A, op.In.B)}
 	return b.emit(binaryTensorKernel(x, y, out, k.compute))
 }
 
@@ -467,5 +506,6 @@ func (b *builder) newGemmKernel(op *ops.Gemm) *gemmKernel {
 		transA: op.TransA == 1, transB: op.TransB == 1,
 		legacyExactC: op.SinceVersion() < 7 && op.Broadcast == 0,
 		threads:      b.e.threads,
+		weights:      newWeightOperands(b, op.In.A, op.In.B),
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -20,6 +21,7 @@ type globalPoolKernel struct {
 	shape   []int // the output shape, kept for its storage
 	wideX   float32Scratch
 	wideY   float32Scratch
+	task    any // the parallel path's globalPoolTask, kept between runs
 }
 
 func (k *globalPoolKernel) name() string { return "Global" + k.mode.String() }
@@ -58,12 +60,27 @@ func (k *globalPoolKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 }
 
 func globalPool[T floatElem](k *globalPoolKernel, y, x []T, planes, inner int) {
-	minPlanes := max(1, par.Grain/max(inner, 1))
-	if par.Chunks(planes, k.threads, minPlanes) == 1 {
-		globalPoolRange(k, y, x, inner, 0, planes) // no closure for For to allocate
+	chunks := par.Chunks(planes, k.threads, max(1, par.TaskGrain/max(inner, 1)))
+	if chunks == 1 {
+		globalPoolRange(k, y, x, inner, 0, planes)
 		return
 	}
-	par.For(planes, k.threads, minPlanes, func(lo, hi int) { globalPoolRange(k, y, x, inner, lo, hi) })
+	t := taskOf[globalPoolTask[T]](&k.task)
+	*t = globalPoolTask[T]{k: k, y: y, x: x, planes: planes, inner: inner, chunks: chunks}
+	par.Spread(chunks, t)
+	*t = globalPoolTask[T]{} // hold no tensors between runs
+}
+
+// globalPoolTask is globalPool's parallel work: worker w reduces the w-th
+// of chunks runs of planes.
+type globalPoolTask[T floatElem] struct {
+	k                     *globalPoolKernel
+	y, x                  []T
+	planes, inner, chunks int
+}
+
+func (t *globalPoolTask[T]) Work(w int) {
+	globalPoolRange(t.k, t.y, t.x, t.inner, w*t.planes/t.chunks, (w+1)*t.planes/t.chunks)
 }
 
 // globalPoolRange reduces planes [lo, hi).
@@ -85,6 +102,12 @@ func globalPoolRange[T floatElem](k *globalPoolKernel, y, x []T, inner, lo, hi i
 			}
 			y[pl] = m
 		case poolAvg:
+			if src32, ok := any(src).([]float32); ok {
+				// In vector lanes: the float64 loop below is bound
+				// by the latency of its one chain of additions.
+				y[pl] = T(vec.Sum(src32) / float32(len(src)))
+				continue
+			}
 			var s float64
 			for _, v := range src {
 				s += float64(v)

@@ -49,6 +49,7 @@ func (e *executor) UpdateParams(loss string, fn func(param, grad *onnx.Tensor, n
 // that another slot shares (an Identity's output of the last run) is first
 // replaced by a copy, so nothing outside the slot sees the change.
 func (e *executor) ownParam(slot int) (*onnx.Tensor, error) {
+	e.changed(slot) // the caller changes it: a packed copy is stale
 	if t := e.writable(slot); t != nil {
 		return t, nil
 	}

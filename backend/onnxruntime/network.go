@@ -269,6 +269,17 @@ func (n *net) sessionOptions() (*ort.SessionOptions, error) {
 			return nil, fmt.Errorf("onnxruntime: %d threads: %w", n.threads, err)
 		}
 	}
+	// ONNX Runtime's intra-op workers spin while waiting for work, and by
+	// default go on spinning after Run has returned. In a process that
+	// runs something else next (the bench interleaves native and ONNX
+	// Runtime; difftest and compare do the same) those spinning threads
+	// take the cores from it: native's 2-thread ResNet-18 took 50 ms
+	// after an ONNX Runtime run against 35 ms alone. Stopping the spin
+	// when Run returns keeps ONNX Runtime's own speed within a run.
+	if err := opts.AddSessionConfigEntry("session.force_spinning_stop", "1"); err != nil {
+		opts.Destroy()
+		return nil, fmt.Errorf("onnxruntime: session options: %w", err)
+	}
 	return opts, nil
 }
 

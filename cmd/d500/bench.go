@@ -410,7 +410,8 @@ func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
 		"ratio = %s median / %s median (above 1: %s is slower); allocations: %s's Go heap allocations per inference, "+
 		"counted with runtime.ReadMemStats over %d runs after the timed ones. Inputs are seeded random values of the "+
 		"declared shape, the batch dimension set; before the timing, the outputs of the two are compared and a note "+
-		"says where they differ beyond the cross-backend tolerance (rtol %g, atol %g times the output's largest magnitude where that is above 1).\n\n",
+		"says where they differ beyond the cross-backend tolerance (rtol %g, atol %g times the output's largest magnitude where that is above 1). "+
+		"Each backend's worker threads stop spinning when its run returns (ONNX Runtime: session.force_spinning_stop), so that neither takes cores from the other's next run.\n\n",
 		rep.Warmup, rep.Backend, other, rep.Backend, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
 	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
 	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")

@@ -53,7 +53,7 @@ type Number interface {
 // kernel position sees there, or zero in the padding. Rows are filled in
 // parallel when the matrix is large.
 func Im2col[T any](col, x []T, channels int, g *Geometry, threads int) {
-	rows, grain := im2colRows(channels, g)
+	rows, grain := im2colRows(channels, g, par.Grain)
 	if par.Chunks(rows, threads, grain) == 1 {
 		im2colRange(col, x, channels, g, 0, rows)
 		return
@@ -62,9 +62,9 @@ func Im2col[T any](col, x []T, channels int, g *Geometry, threads int) {
 }
 
 // im2colRows gives the rows of channels' im2col matrix and the fewest a
-// goroutine takes.
-func im2colRows(channels int, g *Geometry) (rows, grain int) {
-	return channels * g.KernelSize(), max(1, par.Grain/max(g.OutSize(), 1))
+// goroutine takes, for a grain of elements.
+func im2colRows(channels int, g *Geometry, grain int) (rows, minRows int) {
+	return channels * g.KernelSize(), max(1, grain/max(g.OutSize(), 1))
 }
 
 // im2colRange writes rows [lo, hi) of the im2col matrix.
@@ -102,7 +102,7 @@ type Im2colTask[T any] struct {
 
 // Run is Im2col(col, x, channels, g, threads).
 func (t *Im2colTask[T]) Run(col, x []T, channels int, g *Geometry, threads int) {
-	rows, grain := im2colRows(channels, g)
+	rows, grain := im2colRows(channels, g, par.TaskGrain)
 	chunks := par.Chunks(rows, threads, grain)
 	if chunks == 1 {
 		im2colRange(col, x, channels, g, 0, rows)

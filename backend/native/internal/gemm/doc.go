@@ -7,7 +7,10 @@
 // MultiplyFused and MultiplyImplicitBFused end each finished tile of C
 // with an Epilogue (bias per row or column, a residual, a clamp or another
 // activation) while the tile is in cache, so that a layer's bias and
-// activation cost no pass of their own over its output.
+// activation cost no pass of their own over its output. An operand that
+// many products share (a layer's weights) can be packed once (Packed,
+// packed.go) and passed in that form, which the blocked path reads
+// instead of packing it again.
 //
 // It knows nothing of ONNX or of operators (as ONNX Runtime's MLAS knows
 // nothing of its graph): MatMul, Gemm, the convolutions and the recurrent

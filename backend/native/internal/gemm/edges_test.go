@@ -27,7 +27,10 @@ func TestGemmOddSizesMatchNaive(t *testing.T) {
 					checkProduct(t, r, &impl, m, n, k, s[0], s[1], i%4, 1)
 				}
 			}
-			for _, sz := range [][3]int{{200, 1100, 300}, {97, 577, 513}} {
+			// On two threads: large products; few-rows ones, whose
+			// columns are split; and small ones, whose tiles are cut
+			// narrower or shorter for the threads (tileShape).
+			for _, sz := range [][3]int{{200, 1100, 300}, {97, 577, 513}, {1, 1100, 300}, {3, 577, 513}, {4, 130, 600}, {16, 1024, 144}, {64, 64, 40}, {37, 300, 33}} {
 				for trans := range 4 {
 					checkProduct(t, r, &impl, sz[0], sz[1], sz[2], 0.5, 1.5, trans, 2)
 				}

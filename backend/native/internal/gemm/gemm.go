@@ -44,26 +44,29 @@ const (
 	kcSlice = 256 // depth of a packed slice
 
 	// ParallelMin is the number of multiply-adds below which a product
-	// runs on the calling goroutine: starting workers costs more (about
-	// 100 µs of work on the assembly kernels). Callers that spread
-	// several products over goroutines themselves use it to decide.
-	ParallelMin = 1 << 22
+	// runs on the calling goroutine. Handing a tile to a spinning worker
+	// of package par costs about half a microsecond, the time of some
+	// 20 000 multiply-adds on the AVX-512 kernel; below 4× that, the
+	// narrower tiles and the wait for the slower goroutine eat the gain.
+	ParallelMin = 1 << 16
 )
 
 // Matrix is a read-only view of a row-major matrix, possibly transposed:
-// element (i, j) is data[i*rowStep + j*colStep].
+// element (i, j) is data[i*rowStep + j*colStep]; it may carry the
+// matrix's packed form (Packed.Matrix).
 type Matrix[T Float] struct {
 	data             []T
 	rowStep, colStep int
+	packed           *Packed[T] // nil unless made by Packed.Matrix
 }
 
 // NewMatrix views data, stored row-major with leading dimension ld, as the
 // matrix op(X): transposed when trans is set.
 func NewMatrix[T Float](data []T, ld int, trans bool) Matrix[T] {
 	if trans {
-		return Matrix[T]{data, 1, ld}
+		return Matrix[T]{data: data, rowStep: 1, colStep: ld}
 	}
-	return Matrix[T]{data, ld, 1}
+	return Matrix[T]{data: data, rowStep: ld, colStep: 1}
 }
 
 // Tiles is the number of output tiles the blocked product cuts an m x n
@@ -99,7 +102,7 @@ func multiplyFused[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta
 		ep.Apply(c, ldc, m, n)
 		return
 	}
-	if gemmFewRows(im, m, n, k, alpha, a, b, beta, c, ldc) || gemmFewColumns(im, m, n, k, alpha, a, b, beta, c, ldc) {
+	if gemmFewRows(im, m, n, k, alpha, a, b, beta, c, ldc, threads) || gemmFewColumns(im, m, n, k, alpha, a, b, beta, c, ldc) {
 		ep.Apply(c, ldc, m, n)
 		return
 	}
@@ -162,30 +165,38 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], writeB B
 	if beta != 0 {
 		scaleRows(m, n, beta, c, ldc)
 	}
-	tilesM := (m + mcTile - 1) / mcTile
-	tilesN := (n + ncTile - 1) / ncTile
-	tiles := tilesM * tilesN
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	if m*n*k < ParallelMin {
 		threads = 1
 	}
+	kern := kernelFor[T](im)
+	mc, nc := tileShape(m, n, kern.Mr, kern.Nr, threads)
+	tilesN := (n + nc - 1) / nc
+	tiles := ((m + mc - 1) / mc) * tilesN
 	threads = min(threads, tiles)
 
 	// Pack buffers sized for the largest block this product needs: small
 	// products then use little.
-	kern := kernelFor[T](im)
-	inPlaceB := readBInPlace(kern, b, writeB != nil)
-	packBCols := roundUp(min(ncTile, n), kern.Nr)
-	if inPlaceB {
-		packBCols = 0 // nothing is packed
+	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, writeB: writeB, c: c, ldc: ldc, mc: mc, nc: nc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
+		packedA: panelsA(a, m, k, kern.Mr)}
+	if job.packedA == nil {
+		job.packASize = roundUp(min(mc, m), kern.Mr) * min(kcSlice, k)
 	}
-	job := gemmJob[T]{im: im, m: m, n: n, k: k, alpha: alpha, a: a, b: b, writeB: writeB, inPlaceB: inPlaceB, c: c, ldc: ldc, tiles: tiles, tilesN: tilesN, kern: kern, overwrite: beta == 0,
-		packASize: roundUp(min(mcTile, m), kern.Mr) * min(kcSlice, k),
-		packBSize: packBCols * min(kcSlice, k)}
+	if writeB == nil {
+		job.packedB = panelsB(b, k, n, kern.Nr)
+	}
+	// B packed once is read as it is; otherwise B is read in place where
+	// the kernel can, and packed per tile where not.
+	if job.packedB == nil {
+		job.inPlaceB = readBInPlace(kern, b, writeB != nil)
+		if !job.inPlaceB {
+			job.packBSize = roundUp(min(nc, n), kern.Nr) * min(kcSlice, k)
+		}
+	}
 	if writeB != nil {
-		job.blockBSize = min(ncTile, n) * min(kcSlice, k)
+		job.blockBSize = min(nc, n) * min(kcSlice, k)
 	}
 	if ep != nil {
 		// Copied, so that the caller's epilogue does not escape with
@@ -200,6 +211,34 @@ func gemmTiled[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], writeB B
 	gemmParallel(job, threads)
 }
 
+// tileShape is the shape of the tiles of C that threads goroutines share
+// for an m x n product on a kernel of mr x nr blocks: the cache-sized
+// mcTile x ncTile, unless that leaves fewer than two tiles per goroutine
+// (the shared counter then cannot even out tiles of unequal size). Then
+// the tiles get narrower first, which re-packs only A's small panels per
+// tile (the weights of a layer), and shorter only when the columns are
+// too few, which re-packs B's block for every row of tiles.
+func tileShape(m, n, mr, nr, threads int) (mc, nc int) {
+	mc, nc = mcTile, ncTile
+	if threads <= 1 {
+		return mc, nc
+	}
+	want := 2 * threads
+	tilesM := (m + mc - 1) / mc
+	if tilesM*((n+nc-1)/nc) >= want {
+		return mc, nc
+	}
+	perRow := (want + tilesM - 1) / tilesM // column tiles wanted in a row of tiles
+	nc = max(nr, roundUp((n+perRow-1)/perRow, nr))
+	tilesN := (n + nc - 1) / nc
+	if tilesM*tilesN >= want {
+		return mc, nc
+	}
+	perColumn := (want + tilesN - 1) / tilesN
+	mc = max(mr, roundUp((m+perColumn-1)/perColumn, mr))
+	return mc, nc
+}
+
 // gemmJob is one product, shared by the goroutines that compute its tiles.
 type gemmJob[T Float] struct {
 	im                   *Impl
@@ -209,22 +248,29 @@ type gemmJob[T Float] struct {
 	writeB               BlockWriter[T] // when not nil, B's blocks come from it
 	blockBSize           int            // elements of the block writeB writes
 	inPlaceB             bool           // B's panels are read in place, none packed (readBInPlace)
+	packedA, packedB     *Packed[T]     // when not nil, the operand's blocks are read from it
 	c                    []T
 	ldc                  int
+	mc, nc               int // the tile shape: rows and columns of C
 	tiles, tilesN        int
 	kern                 MicroKernel[T]
 	overwrite            bool        // the first K slice stores into C (beta 0)
 	epilogue             Epilogue[T] // run on each tile after its last K slice, if hasEpilogue
 	hasEpilogue          bool
-	packASize, packBSize int
+	packASize, packBSize int // the pack buffers' sizes (0: the operand is packed already)
 }
 
 // work computes tiles taken from next until none is left.
 func (j *gemmJob[T]) work(next *atomic.Int64) {
-	packA, packB := PackBuffer[T](j.packASize), PackBuffer[T](j.packBSize)
-	defer ReleasePackBuffer(packA)
-	defer ReleasePackBuffer(packB)
-	var blockB *[]T
+	var packA, packB, blockB *[]T
+	if j.packASize > 0 {
+		packA = PackBuffer[T](j.packASize)
+		defer ReleasePackBuffer(packA)
+	}
+	if j.packBSize > 0 {
+		packB = PackBuffer[T](j.packBSize)
+		defer ReleasePackBuffer(packB)
+	}
 	if j.writeB != nil {
 		blockB = PackBuffer[T](j.blockBSize)
 		defer ReleasePackBuffer(blockB)
@@ -234,23 +280,36 @@ func (j *gemmJob[T]) work(next *atomic.Int64) {
 		if t >= j.tiles {
 			return
 		}
-		i0, j0 := (t/j.tilesN)*mcTile, (t%j.tilesN)*ncTile
-		mc, nc := min(mcTile, j.m-i0), min(ncTile, j.n-j0)
+		i0, j0 := (t/j.tilesN)*j.mc, (t%j.tilesN)*j.nc
+		mc, nc := min(j.mc, j.m-i0), min(j.nc, j.n-j0)
 		for p0 := 0; p0 < j.k; p0 += kcSlice {
 			kc := min(kcSlice, j.k-p0)
-			packPanelsA(*packA, j.a, i0, p0, mc, kc, j.kern.Mr)
-			// B's block: at (p0, j0) of the stored B, or written whole.
-			b, bp0, bj0 := j.b, p0, j0
-			if j.writeB != nil {
-				j.writeB(*blockB, p0, j0, kc, nc)
-				b, bp0, bj0 = NewMatrix((*blockB)[:kc*nc], nc, false), 0, 0
+			var pa, pb []T
+			// A packed operand holds the block of any tile whose first
+			// row (column) is a multiple of mr (nr), as every tile's is.
+			if j.packedA != nil {
+				pa = j.packedA.block(i0, p0, kc, mc)
+			} else {
+				pa = *packA
+				packPanelsA(pa, j.a, i0, p0, mc, kc, j.kern.Mr)
 			}
-			if j.inPlaceB {
-				macroKernelInPlaceB(j.kern, mc, nc, kc, j.alpha, *packA, b, bp0, bj0, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
-				continue
+			if j.packedB != nil {
+				pb = j.packedB.block(j0, p0, kc, nc)
+			} else {
+				// B's block: at (p0, j0) of the stored B, or written whole.
+				b, bp0, bj0 := j.b, p0, j0
+				if j.writeB != nil {
+					j.writeB(*blockB, p0, j0, kc, nc)
+					b, bp0, bj0 = NewMatrix((*blockB)[:kc*nc], nc, false), 0, 0
+				}
+				if j.inPlaceB {
+					macroKernelInPlaceB(j.kern, mc, nc, kc, j.alpha, pa, b, bp0, bj0, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
+					continue
+				}
+				pb = *packB
+				packPanelsB(j.im, pb, b, bp0, bj0, kc, nc, j.kern.Nr)
 			}
-			packPanelsB(j.im, *packB, b, bp0, bj0, kc, nc, j.kern.Nr)
-			macroKernel(j.kern, mc, nc, kc, j.alpha, *packA, *packB, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
+			macroKernel(j.kern, mc, nc, kc, j.alpha, pa, pb, j.c[i0*j.ldc+j0:], j.ldc, j.overwrite && p0 == 0)
 		}
 		if j.hasEpilogue {
 			// The tile was just written: it is still in cache.

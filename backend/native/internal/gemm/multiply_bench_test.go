@@ -125,3 +125,32 @@ func benchmarkPackPanelsB[T Float](b *testing.B, ld, nr int) {
 	}
 	b.SetBytes(int64(kcSlice * ncTile * int(unsafe.Sizeof(src[0]))))
 }
+
+// BenchmarkMultiplyPackedA multiplies the filters of convolution layers
+// of batch-1 CNNs (m filters, k = channels × window, n output positions)
+// by their column matrix on one thread, with A packed at every product
+// (unpacked) or once beforehand (packed), as a network's constant weights
+// are.
+func BenchmarkMultiplyPackedA(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, sz := range [][3]int{{16, 1024, 144}, {64, 3136, 576}, {128, 784, 1152}, {512, 49, 4608}} {
+		m, n, k := sz[0], sz[1], sz[2]
+		a, x := toF32(randomSlice(r, m*k)), toF32(randomSlice(r, k*n))
+		c := make([]float32, m*n)
+		var packed Packed[float32]
+		packed.PackA(m, k, NewMatrix(a, k, false))
+		for _, pack := range []bool{false, true} {
+			name := fmt.Sprintf("%dx%dx%d/unpacked", m, n, k)
+			am := NewMatrix(a, k, false)
+			if pack {
+				name = fmt.Sprintf("%dx%dx%d/packed", m, n, k)
+				am = packed.Matrix()
+			}
+			b.Run(name, func(b *testing.B) {
+				for b.Loop() {
+					Multiply(m, n, k, 1, am, NewMatrix(x, n, false), 0, c, n, 1)
+				}
+			})
+		}
+	}
+}

@@ -4,14 +4,23 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Grain is the least number of elements of an elementwise loop worth a
-// goroutine: below it, starting one (and waking an idle processor) costs
-// more than the loop it would run. With the vector kernels a loop over
-// 2^15 elements takes a few microseconds; splitting such loops made
-// batch-1 resnet8 twice as slow on two threads as on one.
+// goroutine. Handing a chunk to a spinning worker costs about half a
+// microsecond, what the vector kernels take over 2^12 elements; but most
+// loops hand For a closure, which is allocated once they go parallel, so
+// the grain stays where splitting clearly pays. Loops whose elements cost
+// more (a window of a pooling) scale it down by that cost; loops that
+// hand Spread a Task kept between runs allocate nothing and may use
+// TaskGrain.
 const Grain = 1 << 17
+
+// TaskGrain is Grain for loops that allocate nothing to go parallel (a
+// Task kept by the caller, not a closure): a chunk of it keeps the
+// hand-off a small part of its time.
+const TaskGrain = 1 << 14
 
 // Chunks is the number of chunks For splits n items into: at most threads
 // (0 or less: GOMAXPROCS), each of at least minChunk items. A caller that
@@ -64,7 +73,7 @@ var forTasks = sync.Pool{New: func() any { return new(forTask) }}
 // Task is work that Spread shares among workers: Work(w) is called once
 // for each worker index w, possibly at the same time on different
 // goroutines, possibly one after another on the same goroutine (when no
-// waiting goroutine was free). A task divides its work by w, or lets
+// pool goroutine was free, or came late). A task divides its work by w, or lets
 // workers take items from a shared counter; it must not make one part
 // wait for another.
 type Task interface {
@@ -72,18 +81,17 @@ type Task interface {
 }
 
 // Spread runs t.Work(w) for every w in [0, workers) and returns when all
-// have returned. Worker 0 is the calling goroutine; the others are
-// handed to goroutines that wait for work between calls, so a parallel
-// region neither starts goroutines nor allocates.
+// have returned. Worker 0 is the calling goroutine; the pool's goroutines
+// that are free are told of the region and take parts 1, 2, … from a
+// shared counter, and so does the caller once Work(0) is done, so a
+// parallel region neither starts goroutines nor allocates.
 //
-// A part is handed only to a goroutine waiting at that instant; it never
-// queues, so nested regions can never wait on each other. A part that
-// finds no waiting goroutine is set aside: the caller runs t.Work(0)
-// first, then offers the set-aside parts again (a worker that was just
-// finishing its previous part is likely waiting by then) and runs only
-// those still refused itself. Running them at once instead would put
-// them before Work(0) on the caller, making the whole region serial
-// whenever a worker was a moment late.
+// Telling a goroutine of a region does not commit a part to it: a
+// goroutine that the operating system has not run yet (the machine busy
+// with other work) finds the parts taken when it wakes, and the caller,
+// which took them, never waits for it. The caller waits only for parts
+// that have started. A region's parts never queue behind another's, so
+// nested regions cannot wait on each other.
 func Spread(workers int, t Task) {
 	if workers <= 1 {
 		if workers == 1 {
@@ -92,86 +100,261 @@ func Spread(workers int, t Task) {
 		return
 	}
 	pool.ensure(workers - 1)
-	done := waitGroups.Get().(*sync.WaitGroup)
-	// refused lists parts no goroutine took on the first offer; it lives
-	// on the stack, and past its size a refused part runs at once.
-	var refused [maxRefused]int32
-	nRefused := 0
-	for w := 1; w < workers; w++ {
-		done.Add(1)
-		if pool.offer(t, w, done) {
-			continue
-		}
-		if nRefused < len(refused) {
-			refused[nRefused] = int32(w)
-			nRefused++
-			continue
-		}
-		t.Work(w)
-		done.Done()
-	}
+	r := regions.get()
+	r.task, r.parts = t, int64(workers)
+	r.next.Store(1)
+	r.unfinished.Store(int64(workers - 1))
+	r.refs.Store(1)
+	pool.tell(r, workers-1)
 	t.Work(0)
-	for _, w := range refused[:nRefused] {
-		if !pool.offer(t, int(w), done) {
-			t.Work(int(w))
-			done.Done()
+	r.runParts()
+	r.wait()
+	r.release()
+}
+
+// region is one Spread: its parts, the counter they are taken from, and
+// how many are not finished.
+type region struct {
+	task       Task
+	parts      int64
+	next       atomic.Int64 // the next part to take
+	unfinished atomic.Int64 // parts 1… not yet finished
+	// refs counts the goroutines that may still read the region: the
+	// caller and every pool goroutine told of it. The last to let go
+	// puts it back in the pool, so that a late goroutine never reads a
+	// region already reused.
+	refs atomic.Int64
+}
+
+// runParts takes parts from the counter and runs them until none is left.
+func (r *region) runParts() {
+	for {
+		w := r.next.Add(1) - 1
+		if w >= r.parts {
+			return
+		}
+		r.task.Work(int(w))
+		r.unfinished.Add(-1)
+	}
+}
+
+// wait returns when every part has finished. The parts still running
+// were started by goroutines that are running them, and they are short
+// (a kernel's slice of one operator), so the caller polls, giving its
+// core away now and then.
+func (r *region) wait() {
+	for i := 1; r.unfinished.Load() != 0; i++ {
+		if i%spinYield == 0 {
+			yieldCPU()
 		}
 	}
-	done.Wait()
-	waitGroups.Put(done)
 }
 
-// maxRefused is how many refused parts Spread sets aside to offer again
-// after its own; more workers than this is far beyond any machine's
-// cores, so the limit only keeps the list on the stack.
-const maxRefused = 64
-
-// request is one part of a Spread for a waiting goroutine.
-type request struct {
-	t    Task
-	w    int
-	done *sync.WaitGroup
-}
-
-// workerPool is the set of goroutines that wait for Spread's parts.
-type workerPool struct {
-	mu       sync.Mutex
-	started  atomic.Int64
-	requests chan request // unbuffered: a send succeeds only when a worker waits
-}
-
-var pool = workerPool{requests: make(chan request)}
-
-// offer hands part w of t to a goroutine waiting at this instant and
-// reports whether one took it; it never blocks.
-func (p *workerPool) offer(t Task, w int, done *sync.WaitGroup) bool {
-	select {
-	case p.requests <- request{t, w, done}:
-		return true
-	default:
-		return false
+// release drops one reference to the region, the last returning it to the
+// pool of regions.
+func (r *region) release() {
+	if r.refs.Add(-1) == 0 {
+		r.task = nil // keep nothing alive between regions
+		regions.put(r)
 	}
 }
 
-var waitGroups = sync.Pool{New: func() any { return new(sync.WaitGroup) }}
+// regionList is a free list of regions. Not a sync.Pool: a region is
+// often let go by a pool goroutine, and what a sync.Pool holds for one
+// processor the caller's processor cannot always take back, so Spread
+// would allocate now and then.
+type regionList struct {
+	mu   sync.Mutex
+	free []*region
+}
 
-// ensure starts waiting goroutines until there are at least n.
+var regions regionList
+
+func (l *regionList) get() *region {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if n := len(l.free); n > 0 {
+		r := l.free[n-1]
+		l.free = l.free[:n-1]
+		return r
+	}
+	return new(region)
+}
+
+func (l *regionList) put(r *region) {
+	l.mu.Lock()
+	l.free = append(l.free, r)
+	l.mu.Unlock()
+}
+
+// Warm wakes up to n of the pool's goroutines that are asleep, so that
+// they are already spinning when the parallel regions of a burst of work
+// (a network's inference) begin, instead of each region paying for a
+// wake-up. It starts the goroutines if there are fewer than n, and ends
+// a Rest.
+func Warm(n int) {
+	resting.Store(false)
+	if n <= 0 || runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
+	pool.ensure(n)
+	for _, wk := range pool.snapshot()[:n] {
+		if wk.state.CompareAndSwap(parked, idle) {
+			wk.wake <- struct{}{}
+		}
+	}
+}
+
+// Rest ends a burst of work: the pool's goroutines sleep as soon as they
+// are free, within microseconds, instead of spinning for spinTime, so
+// that they take no core from whatever runs next in the process (another
+// engine timed against this one, say). Regions still run after it; the
+// goroutines they wake sleep again when done, until Warm.
+func Rest() { resting.Store(true) }
+
+// resting is set by Rest and cleared by Warm.
+var resting atomic.Bool
+
+// The states of a pool goroutine.
+const (
+	idle     int32 = iota // spinning, free for a region
+	claimed               // tell has reserved it and is writing the region
+	assigned              // the region is written: it runs its parts next
+	parked                // asleep on its wake channel, free for a region
+)
+
+// spinTime is how long a pool goroutine spins for its next region before
+// it parks. A network's operators follow one another within microseconds,
+// and waking a parked goroutine costs tens of microseconds on a virtual
+// machine (a futex wake-up, then the Go scheduler): spinning through an
+// inference is what makes splitting small operators pay. Past this long
+// without work, the goroutine gives its core back.
+//
+// A variable (nanoseconds), so that tests can make the spin outlast them.
+var spinTime atomic.Int64
+
+func init() { spinTime.Store(int64(200 * time.Microsecond)) }
+
+// spinYield is how many polls a spinning goroutine makes between yields
+// of its core (yieldCPU), which let the operating system run the threads
+// it waits for when there are more busy threads than cores.
+const spinYield = 64
+
+// spinClock is how many yields a spinning goroutine makes between
+// readings of the clock.
+const spinClock = 16
+
+// worker is one goroutine of the pool, with its own mailbox: the region it
+// was told of, written by tell while the state is claimed.
+type worker struct {
+	state  atomic.Int32
+	region *region
+	wake   chan struct{} // a token when tell or Warm ends its sleep
+	_      [64]byte      // keep each worker's state on its own cache line
+}
+
+// run is the goroutine's life: wait to be told of a region (spinning,
+// then asleep), run its parts that are left, become free again.
+func (wk *worker) run() {
+	for {
+		wk.await()
+		r := wk.region
+		wk.region = nil
+		r.runParts()
+		wk.state.Store(idle)
+		r.release()
+	}
+}
+
+// await returns once the worker's state is assigned. It polls while
+// spinTime has not passed without work, then sleeps until woken.
+func (wk *worker) await() {
+	spin := runtime.GOMAXPROCS(0) > 1
+	var deadline time.Time
+	for i := 1; ; i++ {
+		switch wk.state.Load() {
+		case assigned:
+			return
+		case claimed:
+			continue // the region is being written
+		}
+		if i%spinYield != 0 {
+			continue
+		}
+		yieldCPU()
+		if i%(spinYield*spinClock) != 0 {
+			continue
+		}
+		// The clock is read only now and then: on some virtual
+		// machines it costs as much as the yield.
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(time.Duration(spinTime.Load()))
+		}
+		if spin && !resting.Load() && now.Before(deadline) {
+			continue
+		}
+		if wk.state.CompareAndSwap(idle, parked) {
+			<-wk.wake
+			// Woken by tell (assigned) or by Warm (idle): spin
+			// afresh either way.
+			deadline, i = time.Time{}, 0
+		}
+	}
+}
+
+// workerPool is the set of goroutines that run Spread's parts.
+type workerPool struct {
+	mu      sync.Mutex
+	workers atomic.Pointer[[]*worker] // grows only; replaced, never changed
+}
+
+var pool workerPool
+
+func (p *workerPool) snapshot() []*worker {
+	if ws := p.workers.Load(); ws != nil {
+		return *ws
+	}
+	return nil
+}
+
+// tell tells up to n free goroutines of the pool of region r; it never
+// blocks.
+func (p *workerPool) tell(r *region, n int) {
+	for _, wk := range p.snapshot() {
+		if n == 0 {
+			return
+		}
+		s := wk.state.Load()
+		if (s != idle && s != parked) || !wk.state.CompareAndSwap(s, claimed) {
+			continue
+		}
+		r.refs.Add(1)
+		wk.region = r
+		wk.state.Store(assigned)
+		if s == parked {
+			wk.wake <- struct{}{}
+		}
+		n--
+	}
+}
+
+// ensure starts goroutines until there are at least n.
 func (p *workerPool) ensure(n int) {
-	if p.started.Load() >= int64(n) {
+	if len(p.snapshot()) >= n {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for p.started.Load() < int64(n) {
-		go p.serve()
-		p.started.Add(1)
+	ws := p.snapshot()
+	if len(ws) >= n {
+		return
 	}
-}
-
-// serve runs parts as they come, for the life of the process.
-func (p *workerPool) serve() {
-	for r := range p.requests {
-		r.t.Work(r.w)
-		r.done.Done()
+	grown := append(append(make([]*worker, 0, n), ws...), make([]*worker, n-len(ws))...)
+	for i := len(ws); i < n; i++ {
+		wk := &worker{wake: make(chan struct{}, 1)}
+		grown[i] = wk
+		go wk.run()
 	}
+	p.workers.Store(&grown)
 }

@@ -1,8 +1,11 @@
 package par
 
 import (
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // For visits every index of the range exactly once, whatever the split,
@@ -85,4 +88,71 @@ func TestParallelForAllocatesNothing(t *testing.T) {
 			t.Fatalf("data[%d] = %v after 52 passes", i, v)
 		}
 	}
+}
+
+// BenchmarkSpread times regions of two parts of about 2 µs of work each
+// (sums over 4096 float64 values), against the same parts run one after
+// the other: a region that hands its part over cheaply takes little more
+// than one part.
+func BenchmarkSpread(b *testing.B) {
+	data := make([]float64, 2*4096)
+	for i := range data {
+		data[i] = float64(i)
+	}
+	var sums [2]float64
+	part := func(w int) {
+		s := 0.0
+		for _, v := range data[w*4096 : (w+1)*4096] {
+			s += v * v
+		}
+		sums[w] = s
+	}
+	t := taskFunc(part)
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			part(0)
+			part(1)
+		}
+	})
+	b.Run("spread", func(b *testing.B) {
+		Spread(2, t)
+		for b.Loop() {
+			Spread(2, t)
+		}
+	})
+}
+
+// After Rest the pool's goroutines go to sleep once free, long before
+// spinTime; Warm wakes them to spin again; and a region run while they
+// sleep still completes.
+func TestRestParksAndWarmWakes(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the pool never spins on one processor")
+	}
+	// Spinning outlasts the test unless Rest ends it.
+	defer spinTime.Store(spinTime.Swap(int64(time.Hour)))
+	Warm(2)
+	waitStates := func(want int32) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for _, wk := range pool.snapshot()[:2] {
+			for wk.state.Load() != want {
+				if time.Now().After(deadline) {
+					t.Fatalf("a pool goroutine is in state %d, want %d", wk.state.Load(), want)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	waitStates(idle)
+	Rest()
+	waitStates(parked)
+	var parts atomic.Int64
+	Spread(3, taskFunc(func(int) { parts.Add(1) }))
+	if parts.Load() != 3 {
+		t.Fatalf("a region over sleeping goroutines ran %d parts, want 3", parts.Load())
+	}
+	waitStates(parked)
+	Warm(2)
+	waitStates(idle)
 }
