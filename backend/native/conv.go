@@ -104,10 +104,10 @@ type convScratch[T any] struct {
 // convTasks is the part of a float convolution's scratch that integer
 // convolutions do not use.
 type convTasks[T floatElem] struct {
-	// packers are each worker's im2col panel packers for the implicit
-	// GEMM, whose pack functions are made once (a closure per item
+	// writers are each worker's im2col block writers for the implicit
+	// GEMM, whose write functions are made once (a closure per item
 	// would be allocated per item).
-	packers []*convPacker[T]
+	writers []*convBlockWriter[T]
 	items   convItemRunner
 	gemmT   convGemmItems[T]
 	dw      convDepthwiseItems
@@ -143,16 +143,16 @@ func (s *convScratch[T]) get(worker, n int) []T {
 	return s.cols[worker][:n]
 }
 
-// convPacker packs the im2col panels of one input block for the implicit
-// GEMM; pack is its method value, made once with the packer.
-type convPacker[T floatElem] struct {
-	x    []T
-	g    *convGeom
-	pack gemm.PanelPacker[T]
+// convBlockWriter writes the im2col blocks of one input for the implicit
+// GEMM; write is its method value, made once with the writer.
+type convBlockWriter[T floatElem] struct {
+	x     []T
+	g     *convGeom
+	write gemm.BlockWriter[T]
 }
 
-func (p *convPacker[T]) packPanels(dst []T, p0, j0, kc, nc, nr int) {
-	conv.PackIm2colPanels2D(dst, p.x, p.g, p0, j0, kc, nc, nr)
+func (w *convBlockWriter[T]) writeBlock(dst []T, p0, j0, kc, nc int) {
+	conv.Im2colBlock2D(dst, w.x, w.g, p0, j0, kc, nc)
 }
 
 // convImplicitMin is the size of an im2col matrix (elements) from which a
@@ -262,7 +262,7 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 	direct := g.Direct()
 	// A 2-D convolution wide enough for the blocked GEMM, whose im2col
 	// matrix would not stay in cache, writes only the block each GEMM
-	// tile packs (conv.PackIm2colPanels2D), which stays in cache. Below the
+	// tile reads (conv.Im2colBlock2D), which stays in cache. Below the
 	// size, writing the whole matrix is cheaper: it is copied in longer
 	// runs. Measured, runs interleaved: a 56×56, 64-channel 3×3
 	// convolution takes 2.24–2.40 ms by blocks against 2.80–2.87 ms
@@ -283,10 +283,10 @@ func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratc
 		}
 	}
 	if implicit {
-		for len(ts.packers) < threads {
-			p := &convPacker[T]{}
-			p.pack = p.packPanels
-			ts.packers = append(ts.packers, p)
+		for len(ts.writers) < threads {
+			w := &convBlockWriter[T]{}
+			w.write = w.writeBlock
+			ts.writers = append(ts.writers, w)
 		}
 	}
 	var packedW []gemm.Packed[T]
@@ -348,10 +348,10 @@ func (t *convGemmItems[T]) runItem(i, worker, inner int) {
 		return
 	}
 	if t.implicit {
-		p := ts.packers[worker]
-		p.x, p.g = xg, g
-		gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, wm, p.pack, 0, yg, outSz, inner, ep)
-		p.x, p.g = nil, nil
+		wr := ts.writers[worker]
+		wr.x, wr.g = xg, g
+		gemm.MultiplyImplicitBFused(mg, outSz, kc, 1, wm, wr.write, 0, yg, outSz, inner, ep)
+		wr.x, wr.g = nil, nil
 		return
 	}
 	cols := xg

@@ -58,7 +58,7 @@
 //     of Softmax, LogSoftmax and LayerNormalization, in AVX2 and AVX-512
 //     assembly generated with avo (internal/vec/_asm), each with its error
 //     against the math package stated and tested.
-//   - internal/conv: im2col and col2im, the block packer with which a 2-D
+//   - internal/conv: im2col and col2im, the block writer with which a 2-D
 //     convolution whose column matrix would not stay in cache writes it
 //     one GEMM tile's block at a time, and the direct kernels of depthwise
 //     and other thin convolutions, which skip the GEMM: 3×3 and 5×5

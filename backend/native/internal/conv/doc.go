@@ -1,8 +1,8 @@
 // Package conv holds the native backend's convolution kernels: the window
 // geometry they take (Geometry), im2col and its adjoint col2im (with 2-D
-// forms that skip the N-D walker), the block packer that feeds the GEMM
+// forms that skip the N-D walker), the block writer that feeds the GEMM
 // one tile of the im2col matrix at a time instead of storing it whole
-// (PackIm2colPanels2D), the thin direct convolution of depthwise and
+// (Im2colBlock2D), the thin direct convolution of depthwise and
 // other one- or two-output groups (DirectThin, ThinProduct), and the
 // vector kernels of float32 depthwise planes of 3×3 and 5×5 windows,
 // stride 1 or 2 (DepthwiseLayout, depthwise.go).

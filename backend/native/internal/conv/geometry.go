@@ -71,6 +71,10 @@ func im2colRows(channels int, g *Geometry, grain int) (rows, minRows int) {
 func im2colRange[T any](col, x []T, channels int, g *Geometry, lo, hi int) {
 	ks, os := g.KernelSize(), g.OutSize()
 	if len(g.In) == 2 {
+		if col32, ok := any(col).([]float32); ok && (g.Strides[1] == 1 || g.Strides[1] == 2) {
+			im2colRows2DFloat32(DepthwiseActive(), col32, any(x).([]float32), g, lo, hi)
+			return
+		}
 		for r := lo; r < hi; r++ {
 			c, kidx := r/ks, r%ks
 			im2colRow2D(g, col[r*os:(r+1)*os], x[c*g.InSize():(c+1)*g.InSize()], kidx/g.Kernel[1], kidx%g.Kernel[1])

@@ -5,17 +5,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"github.com/deep500/deep500-go/backend/native/internal/gemm"
 )
 
-// Packing a block of the im2col matrix through its own buffer gives
-// exactly the panels that writing the whole matrix and packing it give,
-// for blocks at any offset, every panel width, strides, dilations,
-// asymmetric pads, narrow images (blocks that start and end inside output
-// rows) and windows wholly in the padding. The panels start as NaN, so an
-// element left unwritten shows.
-func TestPackIm2colPanels2DMatchesPacking(t *testing.T) {
+// Writing a block of the im2col matrix gives exactly that block of the
+// whole matrix, for blocks at any offset, strides, dilations, asymmetric
+// pads, narrow images (blocks that start and end inside output rows) and
+// windows wholly in the padding. The block sits in a NaN-filled buffer
+// one element longer, so an element left unwritten or written past it
+// shows.
+func TestIm2colBlock2DMatchesIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	geoms := append(im2colTestGeoms(),
 		geomOf([]int{20, 37}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
@@ -35,58 +33,55 @@ func TestPackIm2colPanels2DMatchesPacking(t *testing.T) {
 			{kRows / 3, n / 3, kRows - kRows/3, n - n/3},
 			{1, 5, min(4, kRows-1), min(37, n-5)},
 		}
-		for _, nr := range []int{4, 8, 16} {
-			for _, bl := range blocks {
-				p0, j0, kc, nc := bl[0], bl[1], bl[2], bl[3]
-				if kc <= 0 || nc <= 0 || kc > 256 { // at most one of the GEMM's K slices
-					continue
-				}
-				size := (nc + nr - 1) / nr * nr * kc
-				got, want := make([]float64, size), make([]float64, size)
-				for i := range got {
-					got[i], want[i] = math.NaN(), math.NaN()
-				}
-				gemm.PackPanelsB(want, gemm.NewMatrix(col, n, false), p0, j0, kc, nc, nr)
-				PackIm2colPanels2D(got, x, g, p0, j0, kc, nc, nr)
-				for i := range want {
-					if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
-						t.Fatalf("geom %d, nr %d, block %v: panel element %d = %v, want %v", gi, nr, bl, i, got[i], want[i])
+		for _, bl := range blocks {
+			p0, j0, kc, nc := bl[0], bl[1], bl[2], bl[3]
+			if kc <= 0 || nc <= 0 {
+				continue
+			}
+			got := make([]float64, kc*nc+1)
+			for i := range got {
+				got[i] = math.NaN()
+			}
+			Im2colBlock2D(got, x, g, p0, j0, kc, nc)
+			for p := range kc {
+				for j := range nc {
+					if g, w := got[p*nc+j], col[(p0+p)*n+j0+j]; math.Float64bits(g) != math.Float64bits(w) {
+						t.Fatalf("geom %d, block %v: element (%d, %d) = %v, want %v", gi, bl, p, j, g, w)
 					}
 				}
+			}
+			if !math.IsNaN(got[kc*nc]) {
+				t.Fatalf("geom %d, block %v: wrote past the block", gi, bl)
 			}
 		}
 	}
 }
 
-// BenchmarkIm2colPacking compares, for the B panels of 3×3 stride-1
-// convolutions over 16 channels (kc = 144 rows, tiles of 256 columns),
-// writing the whole im2col matrix and packing it with packing each tile
-// through its own block (PackIm2colPanels2D). The inputs are small enough
-// for the whole matrix to stay in cache, the case where it is faster.
-func BenchmarkIm2colPacking(b *testing.B) {
+// BenchmarkIm2colBlocks compares, for 3×3 stride-1 convolutions over 16
+// channels (kc = 144 rows, tiles of 512 columns as the GEMM's), writing
+// the whole float32 im2col matrix with writing it a tile's block at a
+// time (Im2colBlock2D) into one buffer that stays in cache.
+func BenchmarkIm2colBlocks(b *testing.B) {
 	for _, size := range []int{8, 32, 56} {
-		const channels, nr = 16, 16
+		const channels = 16
 		g := geomOf([]int{size, size}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})
 		kRows, n := channels*g.KernelSize(), g.OutSize()
-		nc := min(256, n) // the GEMM's tile width
+		nc := min(512, n) // the GEMM's tile width
 		x := make([]float32, channels*g.InSize())
 		for i := range x {
 			x[i] = float32(i % 7)
 		}
 		col := make([]float32, kRows*n)
-		panels := make([]float32, (nc+nr-1)/nr*nr*kRows)
-		b.Run(fmt.Sprintf("%dx%d/materialised", size, size), func(b *testing.B) {
+		block := make([]float32, kRows*nc)
+		b.Run(fmt.Sprintf("%dx%d/whole", size, size), func(b *testing.B) {
 			for b.Loop() {
 				Im2col(col, x, channels, g, 1)
-				for j0 := 0; j0 < n; j0 += nc {
-					gemm.PackPanelsB(panels, gemm.NewMatrix(col, n, false), 0, j0, kRows, min(nc, n-j0), nr)
-				}
 			}
 		})
-		b.Run(fmt.Sprintf("%dx%d/blocked", size, size), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%dx%d/blocks", size, size), func(b *testing.B) {
 			for b.Loop() {
 				for j0 := 0; j0 < n; j0 += nc {
-					PackIm2colPanels2D(panels, x, g, 0, j0, kRows, min(nc, n-j0), nr)
+					Im2colBlock2D(block, x, g, 0, j0, kRows, min(nc, n-j0))
 				}
 			}
 		})
@@ -121,5 +116,164 @@ func TestIm2colTaskMatchesIm2col(t *testing.T) {
 	}
 	if a := testing.AllocsPerRun(5, func() { task.Run(want, x, channels, g, 3) }); a != 0 {
 		t.Errorf("a warm parallel Im2colTask.Run allocates %v times", a)
+	}
+}
+
+// The float32 im2col of 2-D geometries (a row copy per matrix row, the
+// input split into even and odd columns for column stride 2) writes
+// exactly the rows of the N-D walker, with every implementation's row
+// copies: strides 1 and 2 on either axis, dilations, asymmetric pads,
+// odd and even widths, planes narrower than a vector and wider than two,
+// kernel positions wholly in the padding, and row ranges starting inside
+// a channel. The matrix starts as NaN, so an element left unwritten shows.
+func TestIm2colRows2DFloat32MatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 4))
+	const channels = 3
+	for _, im := range DepthwiseImplementations() {
+		for gi, g := range float32TestGeoms() {
+			ks, os, inSz := g.KernelSize(), g.OutSize(), g.InSize()
+			x := make([]float32, channels*inSz)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			want := make([]float32, channels*ks*os)
+			w := NewWalker(g)
+			for row := range channels * ks {
+				Im2colRow(w, want[row*os:(row+1)*os], x[row/ks*inSz:(row/ks+1)*inSz], row%ks)
+			}
+			for _, rng := range [][2]int{{0, channels * ks}, {ks / 2, channels*ks - 1}} {
+				if g.Strides[1] > 2 {
+					continue // not this path
+				}
+				got := make([]float32, len(want))
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				im2colRows2DFloat32(&im, got, x, g, rng[0], rng[1])
+				for i := rng[0] * os; i < rng[1]*os; i++ {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s, geom %d, rows %v: col[%d] (row %d, position %d) = %v, want %v", im.Name, gi, rng, i, i/os, i%os, got[i], want[i])
+					}
+				}
+				for i := range got {
+					if (i < rng[0]*os || i >= rng[1]*os) && !math.IsNaN(float64(got[i])) {
+						t.Fatalf("%s, geom %d, rows %v: col[%d] written outside the rows", im.Name, gi, rng, i)
+					}
+				}
+			}
+		}
+	}
+}
+
+// float32TestGeoms are the geometries of the float32 im2col tests:
+// strides 1 and 2 on either axis (and 3 on rows), dilations, asymmetric
+// pads, odd and even widths, planes narrower than a vector and wider than
+// two, kernel positions wholly in the padding.
+func float32TestGeoms() []*Geometry {
+	return append(im2colTestGeoms(),
+		geomOf([]int{32, 32}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{13, 13}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		geomOf([]int{35, 37}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
+		geomOf([]int{16, 16}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0}),
+		geomOf([]int{9, 40}, []int{3, 5}, []int{1, 2}, []int{2, 2}, []int{2, 3}, []int{1, 2}),
+		geomOf([]int{11, 6}, []int{2, 4}, []int{3, 2}, []int{1, 1}, []int{0, 5}, []int{2, 5}),
+		geomOf([]int{5, 5}, []int{7, 7}, []int{2, 1}, []int{1, 1}, []int{3, 3}, []int{3, 3}),
+	)
+}
+
+// The float32 block writer (whole output rows by row copies, the partial
+// rows at either end element by element) writes exactly the blocks of
+// the walker's matrix, with every implementation's row copies: blocks
+// starting and ending inside output rows, spanning several rows, inside
+// one row, made of whole rows, at any channel and kernel position.
+func TestIm2colBlock2DFloat32MatchesWalker(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 6))
+	const channels = 3
+	for _, im := range DepthwiseImplementations() {
+		for gi, g := range float32TestGeoms() {
+			if g.Strides[1] > 2 {
+				continue
+			}
+			ks, os, inSz, OW := g.KernelSize(), g.OutSize(), g.InSize(), g.Out[1]
+			x := make([]float32, channels*inSz)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			want := make([]float32, channels*ks*os)
+			w := NewWalker(g)
+			for row := range channels * ks {
+				Im2colRow(w, want[row*os:(row+1)*os], x[row/ks*inSz:(row/ks+1)*inSz], row%ks)
+			}
+			kRows := channels * ks
+			blocks := [][4]int{ // p0, j0, kc, nc
+				{0, 0, kRows, os},
+				{1, OW, kRows - 1, min(2*OW, os-OW)},
+				{ks / 2, OW / 2, kRows - ks/2, os - OW/2},
+				{2, OW/2 + 1, min(5, kRows-2), min(3*OW, os-OW/2-1)},
+				{0, 1, kRows, max(1, min(OW-2, os-1))},
+				{kRows - 1, os - 1, 1, 1},
+			}
+			for _, bl := range blocks {
+				p0, j0, kc, nc := bl[0], bl[1], bl[2], bl[3]
+				if kc <= 0 || nc <= 0 || j0+nc > os {
+					continue
+				}
+				got := make([]float32, kc*nc+1)
+				for i := range got {
+					got[i] = float32(math.NaN())
+				}
+				im2colBlock2DFloat32(&im, got, x, g, p0, j0, kc, nc)
+				for p := range kc {
+					for j := range nc {
+						if g, w := got[p*nc+j], want[(p0+p)*os+j0+j]; math.Float32bits(g) != math.Float32bits(w) {
+							t.Fatalf("%s, geom %d, block %v: element (%d, %d) = %v, want %v", im.Name, gi, bl, p, j, g, w)
+						}
+					}
+				}
+				if !math.IsNaN(float64(got[kc*nc])) {
+					t.Fatalf("%s, geom %d, block %v: wrote past the block", im.Name, gi, bl)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkIm2col2D times writing the whole float32 im2col matrix of
+// common convolution layers on one thread: "copies" is the float32 path
+// (one row copy per matrix row, stride 2 from the deinterleaved input,
+// with the implementation in use), "rows" the generic one it replaced
+// (im2colRow2D: a copy or an element-by-element gather per output row).
+func BenchmarkIm2col2D(b *testing.B) {
+	layers := []struct {
+		name     string
+		channels int
+		g        *Geometry
+	}{
+		{"16ch_32x32_3x3_s1", 16, geomOf([]int{32, 32}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"64ch_56x56_3x3_s1", 64, geomOf([]int{56, 56}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"16ch_55x55_3x3_s1", 16, geomOf([]int{55, 55}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"32ch_112x112_3x3_s2", 32, geomOf([]int{112, 112}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1})},
+		{"3ch_224x224_3x3_s2", 3, geomOf([]int{224, 224}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0})},
+		{"16ch_32x32_1x1_s2", 16, geomOf([]int{32, 32}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{0, 0}, []int{0, 0})},
+	}
+	for _, l := range layers {
+		ks, os, inSz := l.g.KernelSize(), l.g.OutSize(), l.g.InSize()
+		x := make([]float32, l.channels*inSz)
+		for i := range x {
+			x[i] = float32(i % 7)
+		}
+		col := make([]float32, l.channels*ks*os)
+		b.Run(l.name+"/copies", func(b *testing.B) {
+			for b.Loop() {
+				im2colRows2DFloat32(DepthwiseActive(), col, x, l.g, 0, l.channels*ks)
+			}
+		})
+		b.Run(l.name+"/rows", func(b *testing.B) {
+			for b.Loop() {
+				for r := range l.channels * ks {
+					im2colRow2D(l.g, col[r*os:(r+1)*os], x[r/ks*inSz:(r/ks+1)*inSz], r%ks/3, r%ks%3)
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,11 @@ type MicroKernel[T Float] struct {
 	// there when overwrite is set. kc is at least 1: gemmTiled never
 	// slices an empty K (gemmWithoutProduct handles k = 0).
 	Run func(kc int, alpha T, pa, pb, c []T, ldc, rows, cols int, overwrite bool)
+	// RunInPlace, when not nil, is Run with B read where it is stored
+	// instead of from a packed panel: the first cols (at most Nr)
+	// columns at b of a row-major B whose rows are ldb apart, the
+	// columns past them not read. The blocked product then packs no B.
+	RunInPlace func(kc int, alpha T, pa, b []T, ldb int, c []T, ldc, rows, cols int, overwrite bool)
 }
 
 // RowKernels are the vector kernels of the few-rows path (gemmFewRows).

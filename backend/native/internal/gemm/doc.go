@@ -2,8 +2,8 @@
 // op(B) + beta*C for float32 and float64, blocked and packed in the
 // Goto/BLIS way, spread over goroutines by output tile, with micro-kernels
 // in AVX-512 or AVX2/FMA assembly where the processor has them and a
-// portable one everywhere; products of a few rows skip packing for row
-// kernels; and MultiplySimple is the unblocked loop of the integer types.
+// portable one everywhere; products of a few rows or a few columns skip
+// packing for row kernels (axpy, dot); and MultiplySimple is the unblocked loop of the integer types.
 // MultiplyFused and MultiplyImplicitBFused end each finished tile of C
 // with an Epilogue (bias per row or column, a residual, a clamp or another
 // activation) while the tile is in cache, so that a layer's bias and
@@ -48,7 +48,10 @@
 // of the wall-clock time) against BenchmarkFMAPeak's 112-116 GFLOP/s,
 // float32 ran at 77-84 GFLOP/s (0.65-0.72 of the peak), float64 at 37-38
 // (0.63-0.64 of its half peak); the AVX2 kernels at 53-65 (0.45-0.55) and
-// 32-34. The rest of the time is packing, in Go.
+// 32-34. The rest of the time is packing, in Go. The float32 AVX-512
+// kernel has a twin reading B in place, rows ldb apart
+// (MicroKernel.RunInPlace), which saves packing a row-major B: the
+// im2col matrix of a convolution, the input of a pointwise one.
 package gemm
 
 //go:generate go run -C _asm . -file gemm -out ../gemm_avx512_amd64.s -stubs ../gemm_avx512_stubs_amd64.go -pkg gemm

@@ -100,11 +100,17 @@ func checkProduct(t *testing.T, r *rand.Rand, im *Impl, m, n, k int, alpha, beta
 
 // Signed zeros come out of every implementation as out of the portable
 // one, bit for bit: C's -0 kept or replaced according to beta, and the
-// sign alpha gives a zero product when C is overwritten.
+// sign alpha gives a zero product when C is overwritten; on the blocked
+// path and the few-columns one.
 func TestGemmSignedZerosMatchPortable(t *testing.T) {
-	negZero := math.Copysign(0, -1)
 	r := rand.New(rand.NewPCG(13, 14))
-	const m, n, k = 9, 70, 5
+	for _, n := range []int{70, 1, 3} {
+		checkSignedZeros(t, r, 9, n, 5)
+	}
+}
+
+func checkSignedZeros(t *testing.T, r *rand.Rand, m, n, k int) {
+	negZero := math.Copysign(0, -1)
 	zeros := func(size int) []float64 {
 		s := make([]float64, size)
 		for i := range s {
@@ -126,10 +132,68 @@ func TestGemmSignedZerosMatchPortable(t *testing.T) {
 				multiply(&portable, m, n, k, float32(alpha), NewMatrix(toF32(a), k, false), NewMatrix(toF32(b), n, false), float32(beta), want32, n, 1)
 				for i := range want {
 					if math.Signbit(got[i]) != math.Signbit(want[i]) || got[i] != 0 {
-						t.Fatalf("%s alpha=%v beta=%v float64: element %d got %v, portable %v", impl.Name, alpha, beta, i, got[i], want[i])
+						t.Fatalf("%s %dx%dx%d alpha=%v beta=%v float64: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, i, got[i], want[i])
 					}
 					if math.Signbit(float64(got32[i])) != math.Signbit(float64(want32[i])) || got32[i] != 0 {
-						t.Fatalf("%s alpha=%v beta=%v float32: element %d got %v, portable %v", impl.Name, alpha, beta, i, got32[i], want32[i])
+						t.Fatalf("%s %dx%dx%d alpha=%v beta=%v float32: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, i, got32[i], want32[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// Every implementation agrees with the portable one on products whose B
+// is read in place (row-major, at least one whole panel of the widest
+// kernel) with a leading dimension past its width (the columns in
+// between are NaN: reading one shows), across tile edges in every
+// dimension, with NaN, infinities and signed zeros in A and B, and a C
+// with a leading dimension of its own and NaN around it.
+func TestGemmStridedBMatchesPortable(t *testing.T) {
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), 0}
+	shapes := [][3]int{{1, 64, 1}, {5, 64, 3}, {6, 65, 4}, {7, 127, 5}, {13, 128, 9}, {97, 200, 17}, {12, 600, 258}, {100, 530, 260}}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, impl := range Implementations() {
+		for i, sz := range shapes {
+			m, n, k := sz[0], sz[1], sz[2]
+			for _, extra := range []int{0, 3, 64} {
+				ldb, ldc := n+extra, n+2
+				a := toF32(randomSlice(r, m*k))
+				b := make([]float32, k*ldb)
+				for p := range k {
+					for j := range ldb {
+						b[p*ldb+j] = float32(math.NaN())
+						if j < n {
+							b[p*ldb+j] = float32(r.Float64()*2 - 1)
+						}
+					}
+				}
+				for range 3 {
+					a[r.IntN(len(a))] = specials[r.IntN(len(specials))]
+					b[r.IntN(k)*ldb+r.IntN(n)] = specials[r.IntN(len(specials))]
+				}
+				alpha, beta := float32(1), float32(0)
+				if i%2 == 1 {
+					alpha, beta = -0.5, 1.5
+				}
+				c := make([]float32, (m+1)*ldc)
+				for j := range c {
+					c[j] = float32(math.NaN())
+					if j/ldc < m && j%ldc < n {
+						c[j] = float32(r.Float64())
+					}
+				}
+				got, want := append([]float32(nil), c...), append([]float32(nil), c...)
+				for _, threads := range []int{1, 2} {
+					multiply(&impl, m, n, k, alpha, NewMatrix(a, k, false), NewMatrix(b, ldb, false), beta, got, ldc, threads)
+					multiply(&portable, m, n, k, alpha, NewMatrix(a, k, false), NewMatrix(b, ldb, false), beta, want, ldc, 1)
+					for j := range want {
+						g, w := float64(got[j]), float64(want[j])
+						same := math.IsNaN(g) && math.IsNaN(w) || math.IsInf(w, 0) && g == w ||
+							!math.IsNaN(w) && !math.IsInf(w, 0) && math.Abs(g-w) <= 1e-4*float64(k) && (w != 0 || math.Signbit(g) == math.Signbit(w))
+						if !same {
+							t.Fatalf("%s %dx%dx%d ldb=%d threads=%d: C[%d, %d] got %v, portable %v", impl.Name, m, n, k, ldb, threads, j/ldc, j%ldc, g, w)
+						}
 					}
 				}
 			}

@@ -114,11 +114,14 @@ func checkMultiplyFused[T Float](t *testing.T, im *Impl) {
 					}
 
 					gotImplicit := append([]T(nil), start...)
-					bm := NewMatrix(b, n, false)
-					packB := func(dst []T, p0, j0, kc, nc, nr int) { packPanelsB(im, dst, bm, p0, j0, kc, nc, nr) }
-					multiplyImplicitBFused(im, m, n, k, 1, NewMatrix(a, k, false), packB, beta, gotImplicit, ldc, threads, ep)
+					writeB := func(dst []T, p0, j0, kc, nc int) {
+						for p := range kc {
+							copy(dst[p*nc:(p+1)*nc], b[(p0+p)*n+j0:])
+						}
+					}
+					multiplyImplicitBFused(im, m, n, k, 1, NewMatrix(a, k, false), writeB, beta, gotImplicit, ldc, threads, ep)
 					wantImplicit := append([]T(nil), start...)
-					multiplyImplicitB(im, m, n, k, 1, NewMatrix(a, k, false), packB, beta, wantImplicit, ldc, threads)
+					multiplyImplicitB(im, m, n, k, 1, NewMatrix(a, k, false), writeB, beta, wantImplicit, ldc, threads)
 					epilogueReference(ep, wantImplicit, ldc, m, n)
 					for i := range wantImplicit {
 						if !sameBits(gotImplicit[i], wantImplicit[i]) {

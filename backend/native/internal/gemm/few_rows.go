@@ -120,3 +120,53 @@ func fewRowsJobPool[T Float]() *freeList[fewRowsParallel[T]] {
 	}
 	return any(&fewRowsJobs64).(*freeList[fewRowsParallel[T]])
 }
+
+// FewColumnsMax is the most columns of B (and C) for which
+// gemmFewColumns is used instead of the blocked product: a product of
+// one to four columns (a 1×1 convolution on a 1×1 image, as the
+// squeeze-excitation blocks of MobileNet-v3 run; a matrix times a few
+// vectors) would pack all of A for a kernel whose 64-column block is
+// nearly all padding.
+const FewColumnsMax = 4
+
+// gemmFewColumns computes C = alpha·A·B + beta·C for a B of few columns,
+// each element of C the dot product of a row of A with a column of B,
+// without packing: A's rows must be contiguous; a column of B that is
+// not is gathered once. It reports whether it applied (im has row
+// kernels for T, and the shapes and layout fit).
+func gemmFewColumns[T Float](im *Impl, m, n, k int, alpha T, a, b Matrix[T], beta T, c []T, ldc int) bool {
+	kern, ok := rowKernels[T](im)
+	if !ok || n > FewColumnsMax || a.colStep != 1 {
+		return false
+	}
+	if beta != 0 {
+		scaleRows(m, n, beta, c, ldc)
+	}
+	var buf *[]T
+	for j := range n {
+		var col []T
+		if b.rowStep == 1 {
+			col = b.data[j*b.colStep : j*b.colStep+k]
+		} else {
+			if buf == nil {
+				buf = PackBuffer[T](k)
+				defer ReleasePackBuffer(buf)
+			}
+			col = *buf
+			for p := range col {
+				col[p] = b.data[p*b.rowStep+j*b.colStep]
+			}
+		}
+		for i := range m {
+			v := alpha * kern.Dot(a.data[i*a.rowStep:i*a.rowStep+k], col)
+			if beta == 0 {
+				// Stored, as the blocked product stores its first K
+				// slice: C is not read, and a -0 product stays -0.
+				c[i*ldc+j] = v
+			} else {
+				c[i*ldc+j] += v
+			}
+		}
+	}
+	return true
+}

@@ -12,7 +12,7 @@ import "github.com/deep500/deep500-go/backend/native/internal/vec"
 // and packing a transposed B the AVX2 register transpose.
 var avx512 = Impl{
 	Name:            "avx512",
-	Float32:         MicroKernel[float32]{Mr: 6, Nr: 64, Run: sgemmAVX512},
+	Float32:         MicroKernel[float32]{Mr: 6, Nr: 64, Run: sgemmAVX512, RunInPlace: sgemmAVX512InPlace},
 	Float64:         MicroKernel[float64]{Mr: 6, Nr: 32, Run: dgemmAVX512},
 	FewRows32:       RowKernels[float32]{Axpy: vec.Axpy, Dot: vec.Dot},
 	TransposePanel8: transposePanel8,
@@ -26,6 +26,16 @@ func sgemmAVX512(kc int, alpha float32, pa, pb, c []float32, ldc, rows, cols int
 	// The kernel reads and writes these ranges: check them once, here.
 	_, _, _ = pa[mr*kc-1], pb[nr*kc-1], c[(rows-1)*ldc+cols-1]
 	sgemmKernelAVX512x6x64(kc, &pa[0], &pb[0], &c[0], ldc, min(rows, mr), columnMask(min(cols, nr)), alpha, overwrite)
+}
+
+// sgemmAVX512InPlace is sgemmAVX512 with B's first cols (at most 64)
+// columns read in place, rows ldb apart, under the same column masks as
+// C: the others are not read, even past B's end.
+func sgemmAVX512InPlace(kc int, alpha float32, pa, b []float32, ldb int, c []float32, ldc, rows, cols int, overwrite bool) {
+	const mr, nr = 6, 64
+	cols = min(cols, nr)
+	_, _, _ = pa[mr*kc-1], b[(kc-1)*ldb+cols-1], c[(rows-1)*ldc+cols-1]
+	sgemmKernelAVX512x6x64Strided(kc, &pa[0], &b[0], ldb, &c[0], ldc, min(rows, mr), columnMask(cols), alpha, overwrite)
 }
 
 func dgemmAVX512(kc int, alpha float64, pa, pb, c []float64, ldc, rows, cols int, overwrite bool) {

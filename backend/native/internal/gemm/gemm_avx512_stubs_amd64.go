@@ -21,3 +21,13 @@ func sgemmKernelAVX512x6x64(kc int, pa *float32, pb *float32, c *float32, ldc in
 //
 //go:noescape
 func dgemmKernelAVX512x6x32(kc int, pa *float64, pb *float64, c *float64, ldc int, rows int, colMask uint64, alpha float64, overwrite bool)
+
+// sgemmKernelAVX512x6x64Strided adds alpha times the 6x64 block of products of a packed
+// panel of A (6 values per step) and 64 contiguous columns of a
+// row-major B read in place (rows ldb elements apart) over kc steps to
+// the first rows rows of C (ldc elements apart), or stores it there
+// when overwrite is set. Bit j of colMask selects column j of B and C:
+// the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x64Strided(kc int, pa *float32, pb *float32, ldb int, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)

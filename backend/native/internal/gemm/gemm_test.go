@@ -122,7 +122,7 @@ func TestGemmSpecialValuesMatchPortable(t *testing.T) {
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1))}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, impl := range Implementations() {
-		for _, sz := range [][3]int{{1, 37, 19}, {3, 9, 8}, {7, 23, 17}, {13, 40, 33}} {
+		for _, sz := range [][3]int{{1, 37, 19}, {3, 9, 8}, {7, 23, 17}, {13, 40, 33}, {13, 1, 33}, {9, 3, 17}, {40, 4, 70}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			for _, trans := range []bool{false, true} {
 				a, b := toF32(randomSlice(r, m*k)), toF32(randomSlice(r, k*n))
@@ -150,8 +150,10 @@ func TestGemmSpecialValuesMatchPortable(t *testing.T) {
 	}
 }
 
-// A product whose B comes from a packer (here packing a stored B) equals
-// the product of the stored B.
+// A product whose B comes from a block writer (here copying a stored B)
+// equals the product of the stored B, through every implementation
+// (in place or packed), on one thread and two; the blocks it asks for
+// lie inside B.
 func TestMultiplyImplicitBMatchesStoredB(t *testing.T) {
 	r := rand.New(rand.NewPCG(8, 9))
 	for _, impl := range Implementations() {
@@ -161,11 +163,22 @@ func TestMultiplyImplicitBMatchesStoredB(t *testing.T) {
 			bm := NewMatrix(b, n, false)
 			want, got := make([]float32, m*n), make([]float32, m*n)
 			multiply(&impl, m, n, k, 1, NewMatrix(a, k, false), bm, 0, want, n, 1)
-			packB := func(dst []float32, p0, j0, kc, nc, nr int) { packPanelsB(&impl, dst, bm, p0, j0, kc, nc, nr) }
-			multiplyImplicitB(&impl, m, n, k, 1, NewMatrix(a, k, false), packB, 0, got, n, 2)
-			for i := range want {
-				if math.Abs(float64(got[i]-want[i])) > 1e-5*float64(k) {
-					t.Fatalf("%s %dx%dx%d: element %d got %v, want %v", impl.Name, m, n, k, i, got[i], want[i])
+			writeB := func(dst []float32, p0, j0, kc, nc int) {
+				if p0 < 0 || j0 < 0 || kc < 1 || nc < 1 || p0+kc > k || j0+nc > n {
+					// Errorf: writers run on the product's workers.
+					t.Errorf("%s %dx%dx%d: asked for the %dx%d block at (%d, %d)", impl.Name, m, n, k, kc, nc, p0, j0)
+					return
+				}
+				for p := range kc {
+					copy(dst[p*nc:(p+1)*nc], b[(p0+p)*n+j0:])
+				}
+			}
+			for _, threads := range []int{1, 2} {
+				multiplyImplicitB(&impl, m, n, k, 1, NewMatrix(a, k, false), writeB, 0, got, n, threads)
+				for i := range want {
+					if math.Abs(float64(got[i]-want[i])) > 1e-5*float64(k) {
+						t.Fatalf("%s %dx%dx%d, %d threads: element %d got %v, want %v", impl.Name, m, n, k, threads, i, got[i], want[i])
+					}
 				}
 			}
 		}

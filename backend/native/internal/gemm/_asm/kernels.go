@@ -16,6 +16,9 @@ type kernel struct {
 	mr     int  // rows of the block
 	vecs   int  // zmm vectors per row of the block
 	unroll int  // K steps per iteration of the main loop
+	// strided kernels read B in place, from a row-major matrix whose rows
+	// are ldb elements apart, instead of from a packed panel.
+	strided bool
 }
 
 // kernels are the micro-kernels the package uses. Their shapes were chosen
@@ -23,6 +26,7 @@ type kernel struct {
 var kernels = []kernel{
 	{name: "sgemmKernelAVX512x6x64", mr: 6, vecs: 4, unroll: 4},
 	{name: "dgemmKernelAVX512x6x32", double: true, mr: 6, vecs: 4, unroll: 4},
+	{name: "sgemmKernelAVX512x6x64Strided", mr: 6, vecs: 4, unroll: 4, strided: true},
 }
 
 // size is the bytes of an element.
@@ -79,15 +83,28 @@ func (k kernel) generate() {
 	if k.double {
 		typ = "float64"
 	}
-	TEXT(k.name, NOSPLIT, fmt.Sprintf("func(kc int, pa, pb, c *%s, ldc, rows int, colMask uint64, alpha %s, overwrite bool)", typ, typ))
-	Pragma("noescape")
-	Doc(
-		fmt.Sprintf("%s adds alpha times the %dx%d block of products of a packed", k.name, k.mr, k.nr()),
-		fmt.Sprintf("panel of A (%d values per step) and one of B (%d per step) over kc", k.mr, k.nr()),
-		"steps to the first rows rows of C (ldc elements apart), or stores it",
-		"there when overwrite is set. Bit j of colMask selects column j: the",
-		"others are neither read nor written.",
-	)
+	if k.strided {
+		TEXT(k.name, NOSPLIT, fmt.Sprintf("func(kc int, pa, pb *%s, ldb int, c *%s, ldc, rows int, colMask uint64, alpha %s, overwrite bool)", typ, typ, typ))
+		Pragma("noescape")
+		Doc(
+			fmt.Sprintf("%s adds alpha times the %dx%d block of products of a packed", k.name, k.mr, k.nr()),
+			fmt.Sprintf("panel of A (%d values per step) and %d contiguous columns of a", k.mr, k.nr()),
+			"row-major B read in place (rows ldb elements apart) over kc steps to",
+			"the first rows rows of C (ldc elements apart), or stores it there",
+			"when overwrite is set. Bit j of colMask selects column j of B and C:",
+			"the others are neither read nor written.",
+		)
+	} else {
+		TEXT(k.name, NOSPLIT, fmt.Sprintf("func(kc int, pa, pb, c *%s, ldc, rows int, colMask uint64, alpha %s, overwrite bool)", typ, typ))
+		Pragma("noescape")
+		Doc(
+			fmt.Sprintf("%s adds alpha times the %dx%d block of products of a packed", k.name, k.mr, k.nr()),
+			fmt.Sprintf("panel of A (%d values per step) and one of B (%d per step) over kc", k.mr, k.nr()),
+			"steps to the first rows rows of C (ldc elements apart), or stores it",
+			"there when overwrite is set. Bit j of colMask selects column j: the",
+			"others are neither read nor written.",
+		)
+	}
 	k.loop()
 	k.epilogue()
 }
@@ -104,16 +121,19 @@ func (k kernel) loop() {
 	kc := Load(Param("kc"), GP64())
 	pa := Load(Param("pa"), GP64())
 	pb := Load(Param("pb"), GP64())
+	// rows addresses the rows of B the unrolled steps read; advance moves
+	// pb on by a number of steps.
+	rows, advance := k.rowsOfB(pb)
 
 	if k.unroll > 1 {
 		CMPQ(kc, U32(k.unroll))
 		JB(LabelRef(k.name + "_tail"))
 		Label(k.name + "_loop")
 		for u := range k.unroll {
-			k.step(pa, pb, u)
+			k.step(pa, rows[u], u)
 		}
 		ADDQ(U32(k.unroll*k.mr*k.size()), pa)
-		ADDQ(U32(k.unroll*k.nr()*k.size()), pb)
+		advance(k.unroll)
 		SUBQ(U32(k.unroll), kc)
 		CMPQ(kc, U32(k.unroll))
 		JAE(LabelRef(k.name + "_loop"))
@@ -122,19 +142,68 @@ func (k kernel) loop() {
 	TESTQ(kc, kc)
 	JE(LabelRef(k.name + "_store"))
 	Label(k.name + "_tailloop")
-	k.step(pa, pb, 0)
+	k.step(pa, rows[0], 0)
 	ADDQ(U32(k.mr*k.size()), pa)
-	ADDQ(U32(k.nr()*k.size()), pb)
+	advance(1)
 	DECQ(kc)
 	JNE(LabelRef(k.name + "_tailloop"))
 }
 
-// step is one K step (u steps past pa and pb): a row of B in registers,
-// then, row by row, an element of A broadcast and multiplied into the
-// row's accumulators.
-func (k kernel) step(pa, pb reg.Register, u int) {
+// rowsOfB returns the addresses of the rows of B that the unrolled steps
+// read (step u's row at element 0), and the code moving pb on by a number
+// of steps. A packed panel holds the rows nr apart, a displacement from
+// pb; in place they are ldb apart, which takes the row stride in bytes in
+// a register (and three times it for the fourth row: the scale of an
+// index goes up to 8 but not through 3).
+func (k kernel) rowsOfB(pb reg.Register) ([]Mem, func(steps int)) {
+	rows := make([]Mem, max(k.unroll, 1))
+	if !k.strided {
+		for u := range rows {
+			rows[u] = Mem{Base: pb, Disp: u * k.nr() * k.size()}
+		}
+		return rows, func(steps int) { ADDQ(U32(steps*k.nr()*k.size()), pb) }
+	}
+	if len(rows) > 4 {
+		panic(fmt.Sprintf("%s: a strided kernel addresses at most 4 rows of B per iteration", k.name))
+	}
+	// B's columns past colMask may lie past its end: every load of B is
+	// masked, as the stores to C are.
+	k.setMasks()
+	ldb := Load(Param("ldb"), GP64())
+	SHLQ(U8(k.sizeShift()), ldb)
+	ldb3 := GP64()
+	LEAQ(Mem{Base: ldb, Index: ldb, Scale: 2}, ldb3)
+	rows[0] = Mem{Base: pb}
+	for u := 1; u < len(rows); u++ {
+		rows[u] = Mem{Base: pb, Index: ldb, Scale: uint8(u)}
+	}
+	if len(rows) > 3 {
+		rows[3] = Mem{Base: pb, Index: ldb3, Scale: 1}
+	}
+	return rows, func(steps int) {
+		switch steps {
+		case 1:
+			ADDQ(ldb, pb)
+		case 2, 4:
+			LEAQ(Mem{Base: pb, Index: ldb, Scale: uint8(steps)}, pb)
+		default:
+			panic(fmt.Sprintf("%s: cannot advance B by %d rows", k.name, steps))
+		}
+	}
+}
+
+// step is one K step (the u-th of an iteration, its row of B at row): the
+// row of B in registers, then, row by row, an element of A broadcast and
+// multiplied into the row's accumulators.
+func (k kernel) step(pa reg.Register, row Mem, u int) {
 	for j := range k.vecs {
-		k.load(Mem{Base: pb, Disp: (u*k.nr() + j*k.lanes()) * k.size()}, k.bRegister(j))
+		m := row
+		m.Disp += j * k.lanes() * k.size()
+		if k.strided {
+			k.loadMasked(m, masks[j], k.bRegister(j))
+		} else {
+			k.load(m, k.bRegister(j))
+		}
 	}
 	for r := range k.mr {
 		a := Mem{Base: pa, Disp: (u*k.mr + r) * k.size()}
@@ -157,13 +226,8 @@ func (k kernel) epilogue() {
 	ldc := Load(Param("ldc"), GP64())
 	SHLQ(U8(k.sizeShift()), ldc)
 	rows := Load(Param("rows"), GP64())
-	colMask := GP64()
-	Load(Param("colMask"), colMask)
-	for j := range k.vecs {
-		KMOVW(colMask.As32(), masks[j])
-		if j+1 < k.vecs {
-			SHRQ(U8(k.lanes()), colMask)
-		}
+	if !k.strided {
+		k.setMasks()
 	}
 	alpha := k.bRegister(0)
 	alphaAddr, err := Param("alpha").Resolve()
@@ -208,6 +272,19 @@ func (k kernel) epilogue() {
 	Label(k.name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// setMasks sets the opmask of each vector of a row of the block from
+// colMask.
+func (k kernel) setMasks() {
+	colMask := GP64()
+	Load(Param("colMask"), colMask)
+	for j := range k.vecs {
+		KMOVW(colMask.As32(), masks[j])
+		if j+1 < k.vecs {
+			SHRQ(U8(k.lanes()), colMask)
+		}
+	}
 }
 
 // rowLoop emits body for every vector of rows 0 ... rows-1 of C (at most
