@@ -111,6 +111,7 @@ type convTasks[T floatElem] struct {
 	items   convItemRunner
 	gemmT   convGemmItems[T]
 	dw      convDepthwiseItems
+	direct  convDirect3x3Items
 	im2col  conv.Im2colTask[T]
 }
 
@@ -250,7 +251,8 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 // block of rows right after it is computed: either way while it is in
 // cache, and without the pass that filled the output with the bias first.
 func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation) {
-	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) {
+	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) ||
+		convDirect3x3(y, x, w, b, s, sc, threads, residual, act) {
 		return
 	}
 	g := s.geom

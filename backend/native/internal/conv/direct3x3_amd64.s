@@ -19,6 +19,8 @@ TEXT ·d3x3S1BlockAVX512(SB), NOSPLIT, $0-64
 	LEAQ (DI)(R8*4), R12
 
 wide:
+	CMPQ   CX, $0x04
+	JE     narrow
 	CMPQ   CX, $0x03
 	JL     narrow
 	VXORPS Z0, Z0, Z0
@@ -677,7 +679,11 @@ chan_n2:
 	VMOVUPS      Z13, 64(R12)(R8*2)
 	VMOVUPS      Z14, (R12)(R13*1)
 	VMOVUPS      Z15, 64(R12)(R13*1)
-	JMP          done
+	ADDQ         $0x00000080, SI
+	ADDQ         $0x00000080, DI
+	ADDQ         $0x00000080, R12
+	SUBQ         $0x02, CX
+	JMP          narrow
 
 one:
 	TESTQ  CX, CX

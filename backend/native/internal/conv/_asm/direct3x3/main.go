@@ -4,7 +4,7 @@
 // package conv.
 //
 // One call computes the Direct3x3Block (8) output channels of a whole
-// flat run of outputs, three vectors of 16 outputs at a time: the 24
+// flat run of outputs, three (or two) vectors of 16 outputs at a time: the 24
 // accumulators stay in registers over every input channel and tap; per
 // tap the three input vectors are loaded once (unaligned, from the padded
 // rows) and each of the 8 weights is broadcast once and multiplied into
@@ -82,7 +82,12 @@ func blockKernel() {
 	LEAQ(Mem{Base: outStride, Index: outStride, Scale: 2}, stride3)
 	LEAQ(Mem{Base: outRow0, Index: outStride, Scale: 4}, outRow4)
 
+	// Three vectors a step, but a run of four left goes as two steps of
+	// two: a lone vector's step is one FMA per load, the weights' and the
+	// input's, and does not keep the FMA units busy.
 	Label("wide")
+	CMPQ(left, U8(4))
+	JE(LabelRef("narrow"))
 	CMPQ(left, U8(wide))
 	JL(LabelRef("narrow"))
 	step(wide, "w")
@@ -96,7 +101,11 @@ func blockKernel() {
 	CMPQ(left, U8(2))
 	JL(LabelRef("one"))
 	step(2, "n2")
-	JMP(LabelRef("done"))
+	ADDQ(U32(2*64), srcBase)
+	ADDQ(U32(2*64), outRow0)
+	ADDQ(U32(2*64), outRow4)
+	SUBQ(U8(2), left)
+	JMP(LabelRef("narrow"))
 
 	Label("one")
 	TESTQ(left, left)
