@@ -20,15 +20,18 @@ func TestConvDirect3x3MatchesGeneralPath(t *testing.T) {
 	cases := []struct {
 		c, m     int
 		pads     []int64
+		strides  []int64
 		bias     bool
 		residual bool
 		act      *fusedActivation
 	}{
-		{16, 16, []int64{1, 1, 1, 1}, true, false, nil},
-		{3, 13, []int64{1, 1, 1, 1}, false, false, nil},
-		{7, 20, []int64{0, 0, 0, 0}, true, true, &fusedActivation{clamp: true, lo: 0, hi: math.Inf(1)}},
-		{5, 9, []int64{1, 0, 0, 1}, true, true, nil},
-		{2, 8, []int64{0, 1, 1, 0}, false, false, rowActivation(func(row []float32) {
+		{16, 16, []int64{1, 1, 1, 1}, nil, true, false, nil},
+		{3, 13, []int64{1, 1, 1, 1}, nil, false, false, nil},
+		{7, 20, []int64{0, 0, 0, 0}, nil, true, true, &fusedActivation{clamp: true, lo: 0, hi: math.Inf(1)}},
+		{5, 9, []int64{1, 0, 0, 1}, nil, true, true, nil},
+		{16, 32, []int64{1, 1, 1, 1}, []int64{2, 2}, true, true, &fusedActivation{clamp: true, lo: 0, hi: math.Inf(1)}},
+		{3, 11, []int64{0, 1, 1, 0}, []int64{2, 2}, false, false, nil},
+		{2, 8, []int64{0, 1, 1, 0}, nil, false, false, rowActivation(func(row []float32) {
 			for i, v := range row {
 				row[i] = v * v
 			}
@@ -38,7 +41,7 @@ func TestConvDirect3x3MatchesGeneralPath(t *testing.T) {
 	for i, tc := range cases {
 		for _, threads := range []int{1, 2} {
 			t.Run(fmt.Sprintf("%d/threads=%d", i, threads), func(t *testing.T) {
-				attrs := convWindowAttrs{op: "Conv", pads: tc.pads}
+				attrs := convWindowAttrs{op: "Conv", pads: tc.pads, strides: tc.strides}
 				fast := &convKernel{attrs: attrs, group: 1, threads: threads}
 				general := &convKernel{attrs: attrs, group: 1, threads: threads}
 				w := convRandTensor(r, tc.m, tc.c, 3, 3)
@@ -99,25 +102,28 @@ func TestConvDirect3x3MatchesGeneralPath(t *testing.T) {
 	}
 }
 
-// BenchmarkConvResNet3x3Layers times the 3×3, stride-1 Conv layers of
-// the CIFAR ResNets (resnet8, resnet20) and of ResNet-18 at batch 1,
+// BenchmarkConvResNet3x3Layers times the 3×3 Conv layers of the CIFAR
+// ResNets (resnet8, resnet20) and of ResNet-18 at batch 1, stride 1 and 2,
 // bias included, on the direct kernels and on the general path (im2col
 // or the implicit GEMM), on 1 and 2 threads.
 func BenchmarkConvResNet3x3Layers(b *testing.B) {
-	layers := []struct{ hw, c, m int }{
-		{32, 3, 16}, {32, 16, 16}, {16, 32, 32}, {8, 64, 64},
-		{56, 64, 64}, {28, 128, 128}, {14, 256, 256}, {7, 512, 512},
+	layers := []struct{ hw, c, m, s int }{
+		{32, 3, 16, 1}, {32, 16, 16, 1}, {16, 32, 32, 1}, {8, 64, 64, 1},
+		{32, 16, 32, 2}, {16, 32, 64, 2},
+		{56, 64, 64, 1}, {28, 128, 128, 1}, {14, 256, 256, 1}, {7, 512, 512, 1},
+		{56, 64, 128, 2}, {28, 128, 256, 2}, {14, 256, 512, 2},
 	}
 	r := rand.New(rand.NewSource(1))
 	for _, ly := range layers {
-		attrs := convWindowAttrs{op: "Conv", pads: []int64{1, 1, 1, 1}}
+		attrs := convWindowAttrs{op: "Conv", pads: []int64{1, 1, 1, 1}, strides: []int64{int64(ly.s), int64(ly.s)}}
 		x := convRandTensor(r, 1, ly.c, ly.hw, ly.hw)
 		w := convRandTensor(r, ly.m, ly.c, 3, 3)
 		bias := convRandTensor(r, ly.m)
-		flops := 2 * float64(ly.m*ly.c*9*ly.hw*ly.hw)
+		out := (ly.hw-1)/ly.s + 1
+		flops := 2 * float64(ly.m*ly.c*9*out*out)
 		for _, threads := range []int{1, 2} {
 			for _, path := range []string{"direct", "general"} {
-				b.Run(fmt.Sprintf("%dx%dx%d_to_%d/threads=%d/%s", ly.hw, ly.hw, ly.c, ly.m, threads, path), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%dx%dx%d_to_%d_s%d/threads=%d/%s", ly.hw, ly.hw, ly.c, ly.m, ly.s, threads, path), func(b *testing.B) {
 					convDirect3x3On = path == "direct"
 					defer func() { convDirect3x3On = true }()
 					k := &convKernel{attrs: attrs, group: 1, threads: threads}

@@ -16,6 +16,14 @@ import "github.com/deep500/deep500-go/backend/native/internal/vec"
 // A 8×8 map wastes 2 of every 10 lanes this way, not the 8 of 16 a
 // vector per row would.
 //
+// Stride 2 keeps this property by splitting each channel's padded input
+// by the parity of its rows and columns into four quarter planes,
+// quarter (a, b) holding the padded rows 2i+a and columns 2j+b at (i,
+// j), each of Rows × Pitch with Pitch = OW+1: output (oy, ox)'s tap (ky,
+// kx) is then quarter (ky%2, kx%2) at row oy+ky/2, column ox+kx/2, and
+// the flat index over the quarters' pitch again gives every tap as a
+// constant offset, with one junk column per row.
+//
 // A kernel call computes Direct3x3Block output channels over the whole
 // flat run, into a scratch block of Direct3x3Block rows of Run elements,
 // from weights repacked so that the Direct3x3Block weights of one input
@@ -31,46 +39,73 @@ const Direct3x3Block = 8
 // direct3x3Slack is the number of zero elements after the last plane of
 // the padded input: the last vector of the flat run reads up to 17
 // elements past the last plane's rows (its lanes past OH·Pitch, the
-// junk, and the taps' offsets of up to 2).
+// junk, and the taps' offsets of up to 2 columns).
 const direct3x3Slack = 32
 
 // Direct3x3Layout is the padded layout of one image's input for the
 // direct 3×3 kernels, and the flat run of outputs they compute.
 type Direct3x3Layout struct {
 	C, H, W         int // input channels, rows and columns
+	Stride          int // 1 or 2
 	PadTop, PadLeft int // zeros before the input's rows and columns (0 or 1)
 	OH, OW          int // output rows and columns
-	Pitch, Rows     int // padded row length (OW+2) and row count (OH+2)
-	Plane           int // Rows·Pitch: from one channel's plane to the next
-	Run             int // flat outputs per channel: OH·Pitch rounded up to 16
+	// Pitch is the row length of the padded input (stride 1: OW+2) or of
+	// its quarters (stride 2: OW+1), and of the flat run of outputs; Rows
+	// the row count of the padded input (OH+2) or of a quarter (OH+1).
+	Pitch, Rows int
+	Quarter     int // stride 2: Rows·Pitch, from one quarter to the next
+	Plane       int // from one channel's padded input to the next
+	Run         int // flat outputs per channel: OH·Pitch rounded up to 16
+
 	weightsPerBlock int // C·9·Direct3x3Block
 	inputElements   int // C·Plane + slack
 }
 
 // NewDirect3x3Layout returns the layout of g over channels input
 // channels, and whether the direct kernels cover g: 2-D, a 3×3 kernel,
-// stride and dilation 1, padding of 0 or 1 on each side.
+// stride 1 or 2 (the same both ways), dilation 1, padding of 0 or 1 on
+// each side.
 func NewDirect3x3Layout(g *Geometry, channels int) (Direct3x3Layout, bool) {
-	if len(g.In) != 2 || channels < 1 {
+	if len(g.In) != 2 || channels < 1 || g.Strides[0] != g.Strides[1] || g.Strides[0] < 1 || g.Strides[0] > 2 {
 		return Direct3x3Layout{}, false
 	}
+	s := g.Strides[0]
 	for i := range 2 {
-		if g.Kernel[i] != 3 || g.Strides[i] != 1 || g.Dilations[i] != 1 ||
+		if g.Kernel[i] != 3 || g.Dilations[i] != 1 ||
 			g.PadBegin[i] < 0 || g.PadBegin[i] > 1 || g.PadEnd[i] < 0 || g.PadEnd[i] > 1 {
 			return Direct3x3Layout{}, false
 		}
-		if g.Out[i] != g.In[i]+g.PadBegin[i]+g.PadEnd[i]-2 || g.Out[i] < 1 {
+		if span := g.In[i] + g.PadBegin[i] + g.PadEnd[i] - 3; span < 0 || g.Out[i] != span/s+1 {
 			return Direct3x3Layout{}, false
 		}
 	}
-	l := Direct3x3Layout{C: channels, H: g.In[0], W: g.In[1], PadTop: g.PadBegin[0], PadLeft: g.PadBegin[1],
+	l := Direct3x3Layout{C: channels, H: g.In[0], W: g.In[1], Stride: s, PadTop: g.PadBegin[0], PadLeft: g.PadBegin[1],
 		OH: g.Out[0], OW: g.Out[1]}
-	l.Pitch, l.Rows = l.OW+2, l.OH+2
-	l.Plane = l.Rows * l.Pitch
+	if s == 1 {
+		l.Pitch, l.Rows = l.OW+2, l.OH+2
+		l.Plane = l.Rows * l.Pitch
+	} else {
+		// Quarter row i of parity a is padded row 2i+a: the padded input
+		// has at most 2·OH+2 rows (and 2·OW+2 columns), so OH+1 rows
+		// and OW+1 columns hold it.
+		l.Pitch, l.Rows = l.OW+1, l.OH+1
+		l.Quarter = l.Rows * l.Pitch
+		l.Plane = 4 * l.Quarter
+	}
 	l.Run = roundUp(l.OH*l.Pitch, 16)
 	l.weightsPerBlock = channels * 9 * Direct3x3Block
 	l.inputElements = channels*l.Plane + direct3x3Slack
 	return l, true
+}
+
+// tapOffset is the offset of tap t's input (row-major in the 3×3
+// window) from the output's flat index in a channel's padded input.
+func (l *Direct3x3Layout) tapOffset(t int) int {
+	ky, kx := t/3, t%3
+	if l.Stride == 1 {
+		return ky*l.Pitch + kx
+	}
+	return (2*(ky%2)+kx%2)*l.Quarter + (ky/2)*l.Pitch + kx/2
 }
 
 // InputSize is the number of elements of one image's padded input.
@@ -83,17 +118,38 @@ func (l *Direct3x3Layout) OutputSize() int { return Direct3x3Block * l.Run }
 // WeightsSize is the number of elements of one block's packed weights.
 func (l *Direct3x3Layout) WeightsSize() int { return l.weightsPerBlock }
 
-// Pad copies x (C planes of H×W) into the interior of the padded input
-// dst (InputSize elements). It writes nothing else: the borders and the
-// slack must be zero already, and stay so across calls on one layout.
+// Pad copies x (C planes of H×W) into the padded input dst (InputSize
+// elements). It writes only the input's positions: the borders, the
+// quarters' unused row and column and the slack must be zero already,
+// and stay so across calls on one layout.
 func (l *Direct3x3Layout) Pad(dst, x []float32) {
 	_ = dst[l.inputElements-1]
 	_ = x[l.C*l.H*l.W-1]
 	for c := range l.C {
-		plane := dst[c*l.Plane+l.PadTop*l.Pitch+l.PadLeft:]
-		in := x[c*l.H*l.W:]
+		plane := dst[c*l.Plane : (c+1)*l.Plane]
+		in := x[c*l.H*l.W : (c+1)*l.H*l.W]
+		if l.Stride == 1 {
+			plane = plane[l.PadTop*l.Pitch+l.PadLeft:]
+			for r := range l.H {
+				copy(plane[r*l.Pitch:r*l.Pitch+l.W], in[r*l.W:(r+1)*l.W])
+			}
+			continue
+		}
 		for r := range l.H {
-			copy(plane[r*l.Pitch:r*l.Pitch+l.W], in[r*l.W:(r+1)*l.W])
+			pr := r + l.PadTop // the padded row
+			row := in[r*l.W : (r+1)*l.W]
+			// Padded column pc = ix+PadLeft goes to quarter column pc/2
+			// of the quarter of parity pc%2.
+			q := plane[(2*(pr%2))*l.Quarter+(pr/2)*l.Pitch:]
+			even, odd := q[:l.Pitch], q[l.Quarter:l.Quarter+l.Pitch]
+			for ix, v := range row {
+				pc := ix + l.PadLeft
+				if pc%2 == 0 {
+					even[pc/2] = v
+				} else {
+					odd[pc/2] = v
+				}
+			}
 		}
 	}
 }
@@ -153,7 +209,7 @@ func direct3x3BlockPortable(l *Direct3x3Layout, out, src, w []float32) {
 	for ci := range l.C {
 		in := src[ci*l.Plane:]
 		for t := range 9 {
-			off := (t/3)*l.Pitch + t%3
+			off := l.tapOffset(t)
 			x := in[off : off+run]
 			wt := w[(ci*9+t)*Direct3x3Block : (ci*9+t+1)*Direct3x3Block]
 			for j, wj := range wt {

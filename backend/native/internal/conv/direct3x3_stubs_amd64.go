@@ -4,5 +4,8 @@
 
 package conv
 
-// d3x3S1BlockAVX512 computes 8 output channels of a direct 3×3 convolution over vectors·16 flat outputs; plane, pitch and outStride in bytes.
+// d3x3S1BlockAVX512 computes 8 output channels of a direct 3×3 convolution of stride 1 over vectors·16 flat outputs; plane, pitch and outStride in bytes.
 func d3x3S1BlockAVX512(src *float32, plane int, pitch int, channels int, w *float32, out *float32, vectors int, outStride int)
+
+// d3x3S2BlockAVX512 computes 8 output channels of a direct 3×3 convolution of stride 2 over vectors·16 flat outputs; quarter, pitch and outStride in bytes.
+func d3x3S2BlockAVX512(src *float32, quarter int, pitch int, channels int, w *float32, out *float32, vectors int, outStride int)

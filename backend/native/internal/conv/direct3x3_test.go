@@ -44,7 +44,7 @@ func direct3x3Naive(g *Geometry, x, w []float32, c, m int) (want []float32, mag 
 				for ci := range c {
 					for ky := range 3 {
 						for kx := range 3 {
-							iy, ix := oy+ky-g.PadBegin[0], ox+kx-g.PadBegin[1]
+							iy, ix := oy*g.Strides[0]+ky-g.PadBegin[0], ox*g.Strides[1]+kx-g.PadBegin[1]
 							xv := 0.0
 							if iy >= 0 && iy < h && ix >= 0 && ix < wd {
 								xv = float64(x[(ci*h+iy)*wd+ix])
@@ -83,35 +83,38 @@ func closeTo(got, want float32, mag float64) bool {
 
 // The direct kernels give the definition's result, and the im2col+GEMM
 // path's, on odd sizes: widths 1 to 37 (every tail of the flat run),
-// odd heights, 1 to 20 channels in and out, pads 0 and 1 on each side.
+// odd and even heights, 1 to 20 channels in and out, pads 0 and 1 on
+// each side, strides 1 and 2.
 func TestDirect3x3MatchesNaiveAndIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pads := [][4]int{{1, 1, 1, 1}, {0, 0, 0, 0}, {1, 0, 0, 1}, {0, 1, 1, 0}}
-	heights := []int{1, 3, 5, 7, 9, 11, 33}
+	heights := []int{1, 3, 5, 7, 9, 11, 33, 4, 16}
 	for _, impl := range Direct3x3Implementations() {
 		for wd := 1; wd <= 37; wd++ {
 			for pi, p := range pads {
-				h := heights[(wd+pi)%len(heights)]
-				c, m := 1+(wd*7+pi)%20, 1+(wd*3+pi*5)%20
-				g := geomOf([]int{h, wd}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{p[0], p[1]}, []int{p[2], p[3]})
-				l, ok := NewDirect3x3Layout(g, c)
-				if fits := h+p[0]+p[2] >= 3 && wd+p[1]+p[3] >= 3; ok != fits {
-					t.Fatalf("%v: layout ok = %v, want %v", g, ok, fits)
-				}
-				if !ok {
-					continue
-				}
-				name := fmt.Sprintf("%s/%dx%d/c%d/m%d/pad%v", impl.Name, h, wd, c, m, p)
-				x, w := randSlice(r, c*h*wd), randSlice(r, m*c*9)
-				got := direct3x3Run(&impl, &l, x, w, m)
-				want, mag := direct3x3Naive(g, x, w, c, m)
-				viaGemm := direct3x3Im2col(g, x, w, c, m)
-				for i := range want {
-					if !closeTo(got[i], want[i], mag[i]) {
-						t.Fatalf("%s: y[%d] = %v, want %v", name, i, got[i], want[i])
+				for s := 1; s <= 2; s++ {
+					h := heights[(wd+pi+s)%len(heights)]
+					c, m := 1+(wd*7+pi+s)%20, 1+(wd*3+pi*5+s)%20
+					g := geomOf([]int{h, wd}, []int{3, 3}, []int{s, s}, []int{1, 1}, []int{p[0], p[1]}, []int{p[2], p[3]})
+					l, ok := NewDirect3x3Layout(g, c)
+					if fits := h+p[0]+p[2] >= 3 && wd+p[1]+p[3] >= 3; ok != fits {
+						t.Fatalf("%v: layout ok = %v, want %v", g, ok, fits)
 					}
-					if !closeTo(got[i], viaGemm[i], mag[i]) {
-						t.Fatalf("%s: y[%d] = %v, im2col+GEMM %v", name, i, got[i], viaGemm[i])
+					if !ok {
+						continue
+					}
+					name := fmt.Sprintf("%s/%dx%d/c%d/m%d/pad%v/stride%d", impl.Name, h, wd, c, m, p, s)
+					x, w := randSlice(r, c*h*wd), randSlice(r, m*c*9)
+					got := direct3x3Run(&impl, &l, x, w, m)
+					want, mag := direct3x3Naive(g, x, w, c, m)
+					viaGemm := direct3x3Im2col(g, x, w, c, m)
+					for i := range want {
+						if !closeTo(got[i], want[i], mag[i]) {
+							t.Fatalf("%s: y[%d] = %v, want %v", name, i, got[i], want[i])
+						}
+						if !closeTo(got[i], viaGemm[i], mag[i]) {
+							t.Fatalf("%s: y[%d] = %v, im2col+GEMM %v", name, i, got[i], viaGemm[i])
+						}
 					}
 				}
 			}
@@ -121,11 +124,17 @@ func TestDirect3x3MatchesNaiveAndIm2col(t *testing.T) {
 
 // NaN and ±Inf inputs propagate as in the definition (and the general
 // path): NaN where a NaN or opposite infinities meet, ±Inf elsewhere in
-// their windows, and the padding's zeros add nothing.
+// their windows, and the padding's zeros add nothing; strides 1 and 2.
 func TestDirect3x3NonFinite(t *testing.T) {
+	for s := 1; s <= 2; s++ {
+		t.Run(fmt.Sprintf("stride%d", s), func(t *testing.T) { checkDirect3x3NonFinite(t, s) })
+	}
+}
+
+func checkDirect3x3NonFinite(t *testing.T, s int) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const h, wd, c, m = 9, 21, 3, 11
-	g := geomOf([]int{h, wd}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1})
+	g := geomOf([]int{h, wd}, []int{3, 3}, []int{s, s}, []int{1, 1}, []int{1, 1}, []int{1, 1})
 	l, _ := NewDirect3x3Layout(g, c)
 	x, w := randSlice(r, c*h*wd), randSlice(r, m*c*9)
 	x[0] = float32(math.NaN())               // a corner: the padding beside it
@@ -157,7 +166,8 @@ func TestDirect3x3LayoutRefuses(t *testing.T) {
 	for name, g := range map[string]*Geometry{
 		"1-D":        geomOf([]int{9}, []int{3}, []int{1}, []int{1}, []int{1}, []int{1}),
 		"5×5":        geomOf([]int{9, 9}, []int{5, 5}, []int{1, 1}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
-		"stride 2":   geomOf([]int{9, 9}, []int{3, 3}, []int{2, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		"stride 3":   geomOf([]int{9, 9}, []int{3, 3}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
+		"stride 1×2": geomOf([]int{9, 9}, []int{3, 3}, []int{1, 2}, []int{1, 1}, []int{1, 1}, []int{1, 1}),
 		"dilation 2": geomOf([]int{9, 9}, []int{3, 3}, []int{1, 1}, []int{2, 2}, []int{1, 1}, []int{1, 1}),
 		"pad 2":      geomOf([]int{9, 9}, []int{3, 3}, []int{1, 1}, []int{1, 1}, []int{2, 1}, []int{1, 1}),
 	} {

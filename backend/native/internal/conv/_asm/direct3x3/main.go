@@ -1,17 +1,22 @@
 // Command direct3x3 generates direct3x3_amd64.s and
-// direct3x3_stubs_amd64.go, the AVX-512 kernel of package conv's direct
-// 3×3 convolution (direct3x3.go), with avo. Run it through go generate in
-// package conv.
+// direct3x3_stubs_amd64.go, the AVX-512 kernels of package conv's direct
+// 3×3 convolution of stride 1 and 2 (direct3x3.go), with avo. Run it
+// through go generate in package conv.
 //
 // One call computes the Direct3x3Block (8) output channels of a whole
 // flat run of outputs, three (or two) vectors of 16 outputs at a time: the 24
 // accumulators stay in registers over every input channel and tap; per
 // tap the three input vectors are loaded once (unaligned, from the padded
 // rows) and each of the 8 weights is broadcast once and multiplied into
-// them.
+// them. The two strides differ only in where each tap's input is: stride
+// 1 reads the padded rows at a row's pitch and a column from the output's
+// position; stride 2 reads the quarter of the taps' row and column
+// parity, at most one quarter row and one column further.
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -19,7 +24,8 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	blockKernel()
+	blockKernel(1)
+	blockKernel(2)
 	Generate()
 }
 
@@ -39,15 +45,52 @@ var (
 	outRow4   = R12 // output row 4 at the current step
 	outStride = R8  // bytes from one output row to the next
 	stride3   = R13 // 3·outStride
-	pitch     = R9  // bytes from one padded row to the next
-	plane     = R10 // bytes from one channel's plane to the next
-	channels  = R11
 	weights   = RBX
 	left      = RCX // vectors of the run left
 	src       = RAX // the current channel's input in the channel loop
 	wptr      = RDX // the current channel's weights
 	count     = R14 // channels left in the channel loop
+
+	// Stride 1: the padded row pitch and the channel plane.
+	pitch = R9
+	plane = R10
+	// Stride 2: the quarter planes' size (the input's rows and columns
+	// split by parity, conv.Direct3x3Layout), 3 quarters, the quarters'
+	// row pitch, and a quarter plus a row.
+	quarter      = R9
+	quarter3     = R10
+	qpitch       = R11
+	quarterPitch = R15
 )
+
+// tapAddress returns the operand of tap t's input for vector v of the
+// step, relative to the current channel's input.
+func tapAddress(stride, t, v int) Mem {
+	ky, kx := t/3, t%3
+	if stride == 1 {
+		m := Mem{Base: src, Disp: 4*kx + 64*v}
+		if ky > 0 {
+			m.Index, m.Scale = pitch, uint8(ky)
+		}
+		return m
+	}
+	// Row 2·oy+ky is row oy+ky/2 of the quarters of row parity ky%2,
+	// column 2·ox+kx column ox+kx/2 of those of column parity kx%2.
+	m := Mem{Base: src, Disp: 4*(kx/2) + 64*v}
+	switch q, down := 2*(ky%2)+kx%2, ky/2; {
+	case q == 0 && down == 1:
+		m.Index, m.Scale = qpitch, 1
+	case q == 1 && down == 1:
+		m.Index, m.Scale = quarterPitch, 1
+	case q == 1:
+		m.Index, m.Scale = quarter, 1
+	case q == 2:
+		m.Index, m.Scale = quarter, 2
+	case q == 3:
+		m.Index, m.Scale = quarter3, 1
+	}
+	return m
+}
 
 // outRow returns the operand of output row j at vector v of the step.
 func outRow(j, v int) Mem {
@@ -67,14 +110,23 @@ func outRow(j, v int) Mem {
 	return m
 }
 
-// blockKernel generates d3x3S1BlockAVX512.
-func blockKernel() {
-	TEXT("d3x3S1BlockAVX512", NOSPLIT, "func(src *float32, plane, pitch, channels int, w, out *float32, vectors, outStride int)")
-	Doc("d3x3S1BlockAVX512 computes 8 output channels of a direct 3×3 convolution over vectors·16 flat outputs; plane, pitch and outStride in bytes.")
+// blockKernel generates d3x3S<stride>BlockAVX512.
+func blockKernel(stride int) {
+	name := fmt.Sprintf("d3x3S%dBlockAVX512", stride)
+	if stride == 1 {
+		TEXT(name, NOSPLIT, "func(src *float32, plane, pitch, channels int, w, out *float32, vectors, outStride int)")
+		Doc(name + " computes 8 output channels of a direct 3×3 convolution of stride 1 over vectors·16 flat outputs; plane, pitch and outStride in bytes.")
+		Load(Param("plane"), plane)
+		Load(Param("pitch"), pitch)
+	} else {
+		TEXT(name, NOSPLIT, "func(src *float32, quarter, pitch, channels int, w, out *float32, vectors, outStride int)")
+		Doc(name + " computes 8 output channels of a direct 3×3 convolution of stride 2 over vectors·16 flat outputs; quarter, pitch and outStride in bytes.")
+		Load(Param("quarter"), quarter)
+		Load(Param("pitch"), qpitch)
+		LEAQ(Mem{Base: quarter, Index: quarter, Scale: 2}, quarter3)
+		LEAQ(Mem{Base: quarter, Index: qpitch, Scale: 1}, quarterPitch)
+	}
 	Load(Param("src"), srcBase)
-	Load(Param("plane"), plane)
-	Load(Param("pitch"), pitch)
-	Load(Param("channels"), channels)
 	Load(Param("w"), weights)
 	Load(Param("out"), outRow0)
 	Load(Param("vectors"), left)
@@ -90,7 +142,7 @@ func blockKernel() {
 	JE(LabelRef("narrow"))
 	CMPQ(left, U8(wide))
 	JL(LabelRef("narrow"))
-	step(wide, "w")
+	step(stride, wide, "w")
 	ADDQ(U32(wide*64), srcBase)
 	ADDQ(U32(wide*64), outRow0)
 	ADDQ(U32(wide*64), outRow4)
@@ -100,7 +152,7 @@ func blockKernel() {
 	Label("narrow")
 	CMPQ(left, U8(2))
 	JL(LabelRef("one"))
-	step(2, "n2")
+	step(stride, 2, "n2")
 	ADDQ(U32(2*64), srcBase)
 	ADDQ(U32(2*64), outRow0)
 	ADDQ(U32(2*64), outRow4)
@@ -110,7 +162,7 @@ func blockKernel() {
 	Label("one")
 	TESTQ(left, left)
 	JZ(LabelRef("done"))
-	step(1, "n1")
+	step(stride, 1, "n1")
 
 	Label("done")
 	VZEROUPPER()
@@ -120,7 +172,7 @@ func blockKernel() {
 // step emits the computation of nv vectors of outputs of all 8 channels
 // at the current position, stored to the output rows; label names its
 // channel loop.
-func step(nv int, label string) {
+func step(stride, nv int, label string) {
 	acc := func(j, v int) VecPhysical { return zmm[j*nv+v] }
 	x := func(v int) VecPhysical { return zmm[block*nv+v] }
 	wv := func(j int) VecPhysical { return zmm[block*nv+nv+j%2] }
@@ -131,16 +183,11 @@ func step(nv int, label string) {
 	}
 	MOVQ(srcBase, src)
 	MOVQ(weights, wptr)
-	MOVQ(channels, count)
+	Load(Param("channels"), count)
 	Label("chan_" + label)
 	for t := range 9 {
-		ky, kx := t/3, t%3
 		for v := range nv {
-			m := Mem{Base: src, Disp: 4*kx + 64*v}
-			if ky > 0 {
-				m.Index, m.Scale = pitch, uint8(ky)
-			}
-			VMOVUPS(m, x(v))
+			VMOVUPS(tapAddress(stride, t, v), x(v))
 		}
 		for j := range block {
 			VBROADCASTSS(Mem{Base: wptr, Disp: 4 * (t*block + j)}, wv(j))
@@ -149,7 +196,11 @@ func step(nv int, label string) {
 			}
 		}
 	}
-	ADDQ(plane, src)
+	if stride == 1 {
+		ADDQ(plane, src)
+	} else {
+		LEAQ(Mem{Base: src, Index: quarter, Scale: 4}, src)
+	}
 	ADDQ(U32(9*block*4), wptr)
 	DECQ(count)
 	JNZ(LabelRef("chan_" + label))
