@@ -69,9 +69,18 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 // convDirect3x3Wins reports whether the direct kernel im computes a
 // convolution of layout l into m output channels faster than im2col and
 // the GEMM. Only the AVX-512 kernel does; the portable one (axpys) is
-// there for correctness on other processors and never is.
+// there for correctness on other processors and never is. It loses its
+// lead when the flat run is four vectors or fewer (7×7 outputs), where
+// each block's weights are read from cache for few outputs. Measured at
+// batch 1 on one thread (BenchmarkConvResNet3x3Layers, medians of 5
+// interleaved runs on a shared machine, direct/general time): CIFAR
+// layers 32×32×3→16 0.45, 32×32×16→16 0.51, 16×16×32→32 0.64, 8×8×64→64
+// 0.76, stride 2 32×32×16→32 0.59, 16×16×32→64 0.94; ResNet-18 56×56×64
+// 0.63, 28×28×128 0.58, 14×14×256 0.78, stride 2 56×56×64→128 0.77,
+// 28×28×128→256 0.72; but 7×7×512 0.97–1.01 and stride 2 14×14×256→512
+// 1.02–1.06 (both a run of 4 vectors), on one and two threads.
 func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout, m int) bool {
-	return im.Name == "avx512"
+	return im.Name == "avx512" && l.Run > 4*16
 }
 
 // convDirect3x3Items is the work of convDirect3x3: with padding set,
