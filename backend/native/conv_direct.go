@@ -26,7 +26,7 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	}
 	im := conv.Direct3x3Active()
 	l, ok := conv.NewDirect3x3Layout(s.geom, s.c)
-	if !ok || !convDirect3x3Wins(im, &l, s.m) {
+	if !ok || !convDirect3x3Wins(im, &l) {
 		return false
 	}
 	sc32 := any(sc).(*convScratch[float32])
@@ -67,7 +67,7 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 }
 
 // convDirect3x3Wins reports whether the direct kernel im computes a
-// convolution of layout l into m output channels faster than im2col and
+// convolution of layout l faster than im2col and
 // the GEMM. Only the AVX-512 kernel does; the portable one (axpys) is
 // there for correctness on other processors and never is. It loses its
 // lead when the flat run is four vectors or fewer (7×7 outputs), where
@@ -79,7 +79,7 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 // 0.63, 28×28×128 0.58, 14×14×256 0.78, stride 2 56×56×64→128 0.77,
 // 28×28×128→256 0.72; but 7×7×512 0.97–1.01 and stride 2 14×14×256→512
 // 1.02–1.06 (both a run of 4 vectors), on one and two threads.
-func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout, m int) bool {
+func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout) bool {
 	return im.Name == "avx512" && l.Run > 4*16
 }
 
