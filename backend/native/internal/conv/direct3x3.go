@@ -158,19 +158,27 @@ func (l *Direct3x3Layout) Pad(dst, x []float32) {
 // co0+Direct3x3Block) of w (m × C × 3 × 3) into dst (WeightsSize
 // elements) as [ci][tap][co - co0], zeros for channels past m.
 func (l *Direct3x3Layout) PackWeights(dst, w []float32, m, co0 int) {
+	n := l.C * 9
 	dst = dst[:l.weightsPerBlock]
-	for j := range Direct3x3Block {
-		co := co0 + j
-		if co >= m {
-			for i := j; i < len(dst); i += Direct3x3Block {
-				dst[i] = 0
+	if co0+Direct3x3Block > m {
+		// A last, partial block: channel by channel, zeros past m.
+		clear(dst)
+		for j := range min(Direct3x3Block, m-co0) {
+			for i, v := range w[(co0+j)*n : (co0+j+1)*n] {
+				dst[i*Direct3x3Block+j] = v
 			}
-			continue
 		}
-		src := w[co*l.C*9 : (co+1)*l.C*9]
-		for i, v := range src {
-			dst[i*Direct3x3Block+j] = v
-		}
+		return
+	}
+	// A whole block: each group of 8 written at once from the 8 rows,
+	// resliced to n so that the loop needs no bounds checks.
+	src := w[co0*n : (co0+Direct3x3Block)*n]
+	w0, w1, w2, w3 := src[0*n:1*n], src[1*n:2*n], src[2*n:3*n], src[3*n:4*n]
+	w4, w5, w6, w7 := src[4*n:5*n], src[5*n:6*n], src[6*n:7*n], src[7*n:8*n]
+	for i := range n {
+		d := dst[i*Direct3x3Block : i*Direct3x3Block+Direct3x3Block : i*Direct3x3Block+Direct3x3Block]
+		d[0], d[1], d[2], d[3] = w0[i], w1[i], w2[i], w3[i]
+		d[4], d[5], d[6], d[7] = w4[i], w5[i], w6[i], w7[i]
 	}
 }
 
