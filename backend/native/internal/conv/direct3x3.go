@@ -129,10 +129,7 @@ func (l *Direct3x3Layout) Pad(dst, x []float32) {
 		plane := dst[c*l.Plane : (c+1)*l.Plane]
 		in := x[c*l.H*l.W : (c+1)*l.H*l.W]
 		if l.Stride == 1 {
-			plane = plane[l.PadTop*l.Pitch+l.PadLeft:]
-			for r := range l.H {
-				copy(plane[r*l.Pitch:r*l.Pitch+l.W], in[r*l.W:(r+1)*l.W])
-			}
+			copyRows(plane[l.PadTop*l.Pitch+l.PadLeft:], l.Pitch, in, l.W, l.H, l.W)
 			continue
 		}
 		for r := range l.H {
@@ -189,12 +186,15 @@ func (l *Direct3x3Layout) Unpitch(y, out []float32, rows int) {
 	outSz := l.OH * l.OW
 	_ = y[rows*outSz-1]
 	for j := range rows {
-		src := out[j*l.Run:]
-		dst := y[j*outSz:]
-		for r := range l.OH {
-			copy(dst[r*l.OW:(r+1)*l.OW], src[r*l.Pitch:r*l.Pitch+l.OW])
-		}
+		copyRows(y[j*outSz:], l.OW, out[j*l.Run:], l.Pitch, l.OH, l.OW)
 	}
+}
+
+// copyRows copies rows rows of n elements, strides apart, with the
+// depthwise kernels' row copy: one call for a plane's short rows instead
+// of one copy each.
+func copyRows(dst []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	DepthwiseActive().CopyRows(dst, dstStride, src, srcStride, rows, n)
 }
 
 // Direct3x3Impl is one implementation of the direct 3×3 kernel.
