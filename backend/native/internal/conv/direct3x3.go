@@ -136,16 +136,15 @@ func (l *Direct3x3Layout) Pad(dst, x []float32) {
 			pr := r + l.PadTop // the padded row
 			row := in[r*l.W : (r+1)*l.W]
 			// Padded column pc = ix+PadLeft goes to quarter column pc/2
-			// of the quarter of parity pc%2.
+			// of the quarter of parity pc%2: the even padded columns
+			// start at ix = PadLeft, the odd ones at 1-PadLeft.
 			q := plane[(2*(pr%2))*l.Quarter+(pr/2)*l.Pitch:]
 			even, odd := q[:l.Pitch], q[l.Quarter:l.Quarter+l.Pitch]
-			for ix, v := range row {
-				pc := ix + l.PadLeft
-				if pc%2 == 0 {
-					even[pc/2] = v
-				} else {
-					odd[pc/2] = v
-				}
+			for ix := l.PadLeft; ix < len(row); ix += 2 {
+				even[(ix+l.PadLeft)/2] = row[ix]
+			}
+			for ix := 1 - l.PadLeft; ix < len(row); ix += 2 {
+				odd[(ix+l.PadLeft)/2] = row[ix]
 			}
 		}
 	}
