@@ -111,6 +111,7 @@ type convTasks[T floatElem] struct {
 	items   convItemRunner
 	gemmT   convGemmItems[T]
 	dw      convDepthwiseItems
+	direct  convDirect3x3Items
 	im2col  conv.Im2colTask[T]
 }
 
@@ -252,7 +253,8 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 // When w is a constant weight, pw (nil: none) keeps its packed form, which
 // the GEMMs read instead of packing w at every product.
 func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation, pw *packedWeight[T]) {
-	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) {
+	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) ||
+		convDirect3x3(y, x, w, b, s, sc, threads, residual, act) {
 		return
 	}
 	g := s.geom

@@ -1,0 +1,240 @@
+package conv
+
+import "github.com/deep500/deep500-go/backend/native/internal/vec"
+
+// The direct 3×3 convolution computes a 2-D convolution of a 3×3 kernel,
+// stride 1, dilation 1, one group and padding of at most 1 on each side
+// without an im2col matrix. The input of one image is copied once into a
+// padded layout (each channel a plane of Rows × Pitch elements with zero
+// borders, the planes one after another), after which every output
+// position (oy, ox) reads the nine positions (oy+ky)·Pitch + ox+kx of
+// each plane: no edge conditions. Better still, the outputs are computed
+// on the flat index p = oy·Pitch + ox for every p below OH·Pitch, so that
+// a run of outputs is one contiguous run of each tap's inputs whatever the
+// width: the two columns past each row's OW are junk (they read across
+// the row's end) and are dropped when the block is copied out (Unpitch).
+// A 8×8 map wastes 2 of every 10 lanes this way, not the 8 of 16 a
+// vector per row would.
+//
+// Stride 2 keeps this property by splitting each channel's padded input
+// by the parity of its rows and columns into four quarter planes,
+// quarter (a, b) holding the padded rows 2i+a and columns 2j+b at (i,
+// j), each of Rows × Pitch with Pitch = OW+1: output (oy, ox)'s tap (ky,
+// kx) is then quarter (ky%2, kx%2) at row oy+ky/2, column ox+kx/2, and
+// the flat index over the quarters' pitch again gives every tap as a
+// constant offset, with one junk column per row.
+//
+// A kernel call computes Direct3x3Block output channels over the whole
+// flat run, into a scratch block of Direct3x3Block rows of Run elements,
+// from weights repacked so that the Direct3x3Block weights of one input
+// channel and tap are adjacent ([ci][tap][co], PackWeights):
+// the vector kernels broadcast each weight once per tap and multiply it
+// into a few vectors of outputs held in registers.
+
+// Direct3x3Block is the number of output channels one kernel call
+// computes; the last block of a layer whose channels are not a multiple
+// is padded with zero weights.
+const Direct3x3Block = 8
+
+// direct3x3Slack is the number of zero elements after the last plane of
+// the padded input: the last vector of the flat run reads up to 17
+// elements past the last plane's rows (its lanes past OH·Pitch, the
+// junk, and the taps' offsets of up to 2 columns).
+const direct3x3Slack = 32
+
+// Direct3x3Layout is the padded layout of one image's input for the
+// direct 3×3 kernels, and the flat run of outputs they compute.
+type Direct3x3Layout struct {
+	C, H, W         int // input channels, rows and columns
+	Stride          int // 1 or 2
+	PadTop, PadLeft int // zeros before the input's rows and columns (0 or 1)
+	OH, OW          int // output rows and columns
+	// Pitch is the row length of the padded input (stride 1: OW+2) or of
+	// its quarters (stride 2: OW+1), and of the flat run of outputs; Rows
+	// the row count of the padded input (OH+2) or of a quarter (OH+1).
+	Pitch, Rows int
+	Quarter     int // stride 2: Rows·Pitch, from one quarter to the next
+	Plane       int // from one channel's padded input to the next
+	Run         int // flat outputs per channel: OH·Pitch rounded up to 16
+
+	weightsPerBlock int // C·9·Direct3x3Block
+	inputElements   int // C·Plane + slack
+}
+
+// NewDirect3x3Layout returns the layout of g over channels input
+// channels, and whether the direct kernels cover g: 2-D, a 3×3 kernel,
+// stride 1 or 2 (the same both ways), dilation 1, padding of 0 or 1 on
+// each side.
+func NewDirect3x3Layout(g *Geometry, channels int) (Direct3x3Layout, bool) {
+	if len(g.In) != 2 || channels < 1 || g.Strides[0] != g.Strides[1] || g.Strides[0] < 1 || g.Strides[0] > 2 {
+		return Direct3x3Layout{}, false
+	}
+	s := g.Strides[0]
+	for i := range 2 {
+		if g.Kernel[i] != 3 || g.Dilations[i] != 1 ||
+			g.PadBegin[i] < 0 || g.PadBegin[i] > 1 || g.PadEnd[i] < 0 || g.PadEnd[i] > 1 {
+			return Direct3x3Layout{}, false
+		}
+		if span := g.In[i] + g.PadBegin[i] + g.PadEnd[i] - 3; span < 0 || g.Out[i] != span/s+1 {
+			return Direct3x3Layout{}, false
+		}
+	}
+	l := Direct3x3Layout{C: channels, H: g.In[0], W: g.In[1], Stride: s, PadTop: g.PadBegin[0], PadLeft: g.PadBegin[1],
+		OH: g.Out[0], OW: g.Out[1]}
+	if s == 1 {
+		l.Pitch, l.Rows = l.OW+2, l.OH+2
+		l.Plane = l.Rows * l.Pitch
+	} else {
+		// Quarter row i of parity a is padded row 2i+a: the padded input
+		// has at most 2·OH+2 rows (and 2·OW+2 columns), so OH+1 rows
+		// and OW+1 columns hold it.
+		l.Pitch, l.Rows = l.OW+1, l.OH+1
+		l.Quarter = l.Rows * l.Pitch
+		l.Plane = 4 * l.Quarter
+	}
+	l.Run = roundUp(l.OH*l.Pitch, 16)
+	l.weightsPerBlock = channels * 9 * Direct3x3Block
+	l.inputElements = channels*l.Plane + direct3x3Slack
+	return l, true
+}
+
+// tapOffset is the offset of tap t's input (row-major in the 3×3
+// window) from the output's flat index in a channel's padded input.
+func (l *Direct3x3Layout) tapOffset(t int) int {
+	ky, kx := t/3, t%3
+	if l.Stride == 1 {
+		return ky*l.Pitch + kx
+	}
+	return (2*(ky%2)+kx%2)*l.Quarter + (ky/2)*l.Pitch + kx/2
+}
+
+// InputSize is the number of elements of one image's padded input.
+func (l *Direct3x3Layout) InputSize() int { return l.inputElements }
+
+// OutputSize is the number of elements of a kernel call's output block:
+// Direct3x3Block rows of Run.
+func (l *Direct3x3Layout) OutputSize() int { return Direct3x3Block * l.Run }
+
+// WeightsSize is the number of elements of one block's packed weights.
+func (l *Direct3x3Layout) WeightsSize() int { return l.weightsPerBlock }
+
+// Pad copies x (C planes of H×W) into the padded input dst (InputSize
+// elements). It writes only the input's positions: the borders, the
+// quarters' unused row and column and the slack must be zero already,
+// and stay so across calls on one layout.
+func (l *Direct3x3Layout) Pad(dst, x []float32) {
+	_ = dst[l.inputElements-1]
+	_ = x[l.C*l.H*l.W-1]
+	for c := range l.C {
+		plane := dst[c*l.Plane : (c+1)*l.Plane]
+		in := x[c*l.H*l.W : (c+1)*l.H*l.W]
+		if l.Stride == 1 {
+			copyRows(plane[l.PadTop*l.Pitch+l.PadLeft:], l.Pitch, in, l.W, l.H, l.W)
+			continue
+		}
+		for r := range l.H {
+			pr := r + l.PadTop // the padded row
+			row := in[r*l.W : (r+1)*l.W]
+			// Padded column pc = ix+PadLeft goes to quarter column pc/2
+			// of the quarter of parity pc%2: the even padded columns
+			// start at ix = PadLeft, the odd ones at 1-PadLeft.
+			q := plane[(2*(pr%2))*l.Quarter+(pr/2)*l.Pitch:]
+			even, odd := q[:l.Pitch], q[l.Quarter:l.Quarter+l.Pitch]
+			for ix := l.PadLeft; ix < len(row); ix += 2 {
+				even[(ix+l.PadLeft)/2] = row[ix]
+			}
+			for ix := 1 - l.PadLeft; ix < len(row); ix += 2 {
+				odd[(ix+l.PadLeft)/2] = row[ix]
+			}
+		}
+	}
+}
+
+// PackWeights writes the weights of output channels [co0,
+// co0+Direct3x3Block) of w (m × C × 3 × 3) into dst (WeightsSize
+// elements) as [ci][tap][co - co0], zeros for channels past m.
+func (l *Direct3x3Layout) PackWeights(dst, w []float32, m, co0 int) {
+	n := l.C * 9
+	dst = dst[:l.weightsPerBlock]
+	if co0+Direct3x3Block > m {
+		// A last, partial block: channel by channel, zeros past m.
+		clear(dst)
+		for j := range min(Direct3x3Block, m-co0) {
+			for i, v := range w[(co0+j)*n : (co0+j+1)*n] {
+				dst[i*Direct3x3Block+j] = v
+			}
+		}
+		return
+	}
+	// A whole block: each group of 8 written at once from the 8 rows,
+	// resliced to n so that the loop needs no bounds checks.
+	src := w[co0*n : (co0+Direct3x3Block)*n]
+	w0, w1, w2, w3 := src[0*n:1*n], src[1*n:2*n], src[2*n:3*n], src[3*n:4*n]
+	w4, w5, w6, w7 := src[4*n:5*n], src[5*n:6*n], src[6*n:7*n], src[7*n:8*n]
+	for i := range n {
+		d := dst[i*Direct3x3Block : i*Direct3x3Block+Direct3x3Block : i*Direct3x3Block+Direct3x3Block]
+		d[0], d[1], d[2], d[3] = w0[i], w1[i], w2[i], w3[i]
+		d[4], d[5], d[6], d[7] = w4[i], w5[i], w6[i], w7[i]
+	}
+}
+
+// Unpitch copies the first rows rows of the kernel's output block out
+// (flat, with Pitch) into y, rows planes of OH×OW, dropping the junk
+// columns.
+func (l *Direct3x3Layout) Unpitch(y, out []float32, rows int) {
+	outSz := l.OH * l.OW
+	_ = y[rows*outSz-1]
+	for j := range rows {
+		copyRows(y[j*outSz:], l.OW, out[j*l.Run:], l.Pitch, l.OH, l.OW)
+	}
+}
+
+// copyRows copies rows rows of n elements, strides apart, with the
+// depthwise kernels' row copy: one call for a plane's short rows instead
+// of one copy each.
+func copyRows(dst []float32, dstStride int, src []float32, srcStride, rows, n int) {
+	DepthwiseActive().CopyRows(dst, dstStride, src, srcStride, rows, n)
+}
+
+// Direct3x3Impl is one implementation of the direct 3×3 kernel.
+type Direct3x3Impl struct {
+	Name string
+	// Block computes out (OutputSize elements: Direct3x3Block rows of
+	// Run) from the padded input src (InputSize) and one block's packed
+	// weights w (WeightsSize): out[j·Run + p] = Σ_ci Σ_tap w · src.
+	Block func(l *Direct3x3Layout, out, src, w []float32)
+}
+
+// direct3x3Portable is the Go implementation: per input channel and tap,
+// one axpy of the tap's run of inputs into each output row.
+var direct3x3Portable = Direct3x3Impl{Name: "portable", Block: direct3x3BlockPortable}
+
+func direct3x3BlockPortable(l *Direct3x3Layout, out, src, w []float32) {
+	run := l.Run
+	out = out[:Direct3x3Block*run]
+	clear(out)
+	for ci := range l.C {
+		in := src[ci*l.Plane:]
+		for t := range 9 {
+			off := l.tapOffset(t)
+			x := in[off : off+run]
+			wt := w[(ci*9+t)*Direct3x3Block : (ci*9+t+1)*Direct3x3Block]
+			for j, wj := range wt {
+				vec.Axpy(wj, x, out[j*run:(j+1)*run])
+			}
+		}
+	}
+}
+
+// direct3x3Impls is the dispatch table: the implementations this machine
+// runs, best first, the portable one last.
+var direct3x3Impls = append(direct3x3ArchImpls(), direct3x3Portable)
+
+// Direct3x3Implementations returns every direct 3×3 implementation this
+// machine runs, the one in use first and the portable one last.
+func Direct3x3Implementations() []Direct3x3Impl {
+	return append([]Direct3x3Impl(nil), direct3x3Impls...)
+}
+
+// Direct3x3Active returns the direct 3×3 implementation in use.
+func Direct3x3Active() *Direct3x3Impl { return &direct3x3Impls[0] }
