@@ -2,6 +2,7 @@ package native_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
@@ -93,8 +94,24 @@ func TestPresetInferenceAllocatesNothing(t *testing.T) {
 					}
 				}
 				run()
-				if a := testing.AllocsPerRun(3, run); a != 0 {
-					t.Errorf("%s on %d threads, Optimize %v: %v allocations per inference, want 0", name, threads, optimize, a)
+				// testing.AllocsPerRun counts the whole process's
+				// allocations, the Go runtime's own among them (a
+				// garbage collection that the building of the network
+				// set off, an OS thread started for a processor): a
+				// collection goes first, and a count above zero is
+				// measured again, twice. An allocation of the inference
+				// itself shows in every measurement.
+				runtime.GC()
+				var counts []float64
+				for range 3 {
+					a := testing.AllocsPerRun(3, run)
+					counts = append(counts, a)
+					if a == 0 {
+						break
+					}
+				}
+				if counts[len(counts)-1] != 0 {
+					t.Errorf("%s on %d threads, Optimize %v: %v allocations per inference in three measurements, want 0", name, threads, optimize, counts)
 				}
 				net.Close()
 			}
