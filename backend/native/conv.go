@@ -254,7 +254,7 @@ func convForward[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T],
 // the GEMMs read instead of packing w at every product.
 func convForwardFused[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation, pw *packedWeight[T]) {
 	if convDepthwise(y, x, w, b, s, sc, threads, residual, act) ||
-		convDirect3x3(y, x, w, b, s, sc, threads, residual, act) {
+		convDirect3x3(y, x, w, b, s, sc, threads, residual, act, pw) {
 		return
 	}
 	g := s.geom

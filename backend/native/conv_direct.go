@@ -15,11 +15,16 @@ var convDirect3x3On = true
 // kernels (conv.Direct3x3Layout) when they are faster than im2col and the
 // GEMM for its shapes (convDirect3x3Wins), and reports whether it did.
 // Each image's input is first copied once into its padded layout (items:
-// the images); then each (image, block of 8 output channels) is an item:
-// the block's weights repacked into the worker's scratch, one kernel call
+// the planes of the images); then each (image, block of 8 output
+// channels) is an item: the block's weights repacked into the worker's
+// scratch (or taken from pw), one kernel call
 // over the whole image into the worker's output block, copied out and
 // finished by the epilogue (bias, residual, activation) while in cache.
-func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation) bool {
+//
+// With pw (nil: none), the weight is a constant whose repacked blocks are
+// kept between runs (packedWeight.directWeights) instead of repacked by
+// every item.
+func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation, pw *packedWeight[T]) bool {
 	y32, ok := any(y).([]float32)
 	if !ok || !convDirect3x3On || s.group != 1 {
 		return false
@@ -58,12 +63,37 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	t.b, _ = any(b).([]float32)
 	t.residual, _ = any(residual).([]float32)
 	t.act = act
+	t.weights = nil
+	if pw != nil {
+		t.weights = pw.directWeights(t.w, &l, s.m, blocks)
+	}
 	t.padding = true
-	convRunTask(s.n, 0, threads, t, &ts.items)
+	convRunTask(s.n*s.c, 0, threads, t, &ts.items)
 	t.padding = false
 	convRunTask(s.n*blocks, 0, threads, t, &ts.items)
 	*t = convDirect3x3Items{layout: t.layout, padded: t.padded} // hold no tensors between runs
 	return true
+}
+
+// directWeights returns the constant weight w (m output channels, layout
+// l) repacked for the direct kernels, blocks blocks of l.WeightsSize one
+// after the other: repacked only when w, its version or the layout
+// changed since the last run, like the GEMM's packed form (matrices).
+func (p *packedWeight[T]) directWeights(w []float32, l *conv.Direct3x3Layout, m, blocks int) []float32 {
+	v := p.src.version()
+	size := blocks * l.WeightsSize()
+	if p.directValid && p.directVersion == v && p.directFirst == &w[0] && p.directSize == len(w) && len(p.direct) == size {
+		return p.direct
+	}
+	if cap(p.direct) < size {
+		p.direct = make([]float32, size)
+	}
+	p.direct = p.direct[:size]
+	for blk := range blocks {
+		l.PackWeights(p.direct[blk*l.WeightsSize():(blk+1)*l.WeightsSize()], w, m, blk*conv.Direct3x3Block)
+	}
+	p.directValid, p.directVersion, p.directFirst, p.directSize = true, v, &w[0], len(w)
+	return p.direct
 }
 
 // convDirect3x3Wins reports whether the direct kernel im computes a
@@ -84,8 +114,8 @@ func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout) bool {
 }
 
 // convDirect3x3Items is the work of convDirect3x3: with padding set,
-// item i pads image i; otherwise item i computes image i/blocks, output
-// channels from 8·(i%blocks).
+// item i pads plane i%C of image i/C; otherwise item i computes image
+// i/blocks, output channels from 8·(i%blocks).
 type convDirect3x3Items struct {
 	layout conv.Direct3x3Layout
 	padded []float32 // the padded inputs, one InputSize per image
@@ -95,6 +125,7 @@ type convDirect3x3Items struct {
 	sc                   *convScratch[float32]
 	blocks               int
 	padding              bool
+	weights              []float32 // every block's repacked weights, or nil: each item repacks its own
 	y, x, w, b, residual []float32
 	act                  *fusedActivation
 }
@@ -103,14 +134,20 @@ func (t *convDirect3x3Items) runItem(i, worker, _ int) {
 	l, s := &t.layout, t.s
 	inSz, outSz := l.H*l.W, l.OH*l.OW
 	if t.padding {
-		l.Pad(t.padded[i*l.InputSize():(i+1)*l.InputSize()], t.x[i*s.c*inSz:(i+1)*s.c*inSz])
+		ni, c := i/s.c, i%s.c
+		l.PadChannels(t.padded[ni*l.InputSize():(ni+1)*l.InputSize()], t.x[ni*s.c*inSz:(ni+1)*s.c*inSz], c, c+1)
 		return
 	}
-	ni, co := i/t.blocks, (i%t.blocks)*conv.Direct3x3Block
+	ni, blk := i/t.blocks, i%t.blocks
+	co := blk * conv.Direct3x3Block
 	rows := min(conv.Direct3x3Block, s.m-co)
 	buf := t.sc.get(worker, l.OutputSize()+l.WeightsSize())
 	out, packed := buf[:l.OutputSize()], buf[l.OutputSize():]
-	l.PackWeights(packed, t.w, s.m, co)
+	if t.weights != nil {
+		packed = t.weights[blk*l.WeightsSize() : (blk+1)*l.WeightsSize()]
+	} else {
+		l.PackWeights(packed, t.w, s.m, co)
+	}
 	t.im.Block(l, out, t.padded[ni*l.InputSize():(ni+1)*l.InputSize()], packed)
 	yb := t.y[(ni*s.m+co)*outSz : (ni*s.m+co+rows)*outSz]
 	l.Unpitch(yb, out, rows)

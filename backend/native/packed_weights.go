@@ -82,6 +82,14 @@ type packedWeight[T floatElem] struct {
 	first   *T // the weight's data when packed: its first element and length
 	size    int
 	layout  packLayout
+
+	// direct is the weight repacked for the direct 3×3 kernels
+	// (convDirect3x3), valid like mats but for its own layout.
+	direct        []float32
+	directValid   bool
+	directVersion uint64
+	directFirst   *float32
+	directSize    int
 }
 
 // newPackedWeight returns the packed form for a weight operand name, or

@@ -14,8 +14,9 @@ import (
 // packs one: a grouped Conv fused with its Relu (6 filters per group, more
 // than the GEMM's few rows), a 1×1 Conv left unfused (its output is a
 // graph output too), a Gemm whose constant is B (transposed), one whose
-// constant is A (transposed), a batched MatMul whose constant is B, and a
-// MatMul whose constant is A.
+// constant is A (transposed), a batched MatMul whose constant is B, a
+// MatMul whose constant is A, and a 3×3 Conv of one group, which the
+// direct kernels take on AVX-512 (their repacked weights kept too).
 func packedWeightsModel(t *testing.T, weights map[string]*onnx.Tensor) *onnx.Model {
 	nodes := []*onnx.Node{
 		testNode(t, 17, "Conv", []string{"X", "W", "B"}, []string{"C"}, intsAttr("pads", 1, 1, 1, 1), intAttr("group", 2)),
@@ -25,6 +26,7 @@ func packedWeightsModel(t *testing.T, weights map[string]*onnx.Tensor) *onnx.Mod
 		testNode(t, 17, "MatMul", []string{"M", "Wm"}, []string{"Y4"}),
 		testNode(t, 17, "MatMul", []string{"Am", "N"}, []string{"Y5"}),
 		testNode(t, 17, "Gemm", []string{"Ag", "H"}, []string{"Y6"}, intAttr("transA", 1)),
+		testNode(t, 17, "Conv", []string{"X", "W3", "B3"}, []string{"Y7"}, intsAttr("pads", 1, 1, 1, 1)),
 	}
 	inputs := []*onnx.ValueInfo{
 		{Name: "X", Type: floatTensorType(3, 4, 9, 9)},
@@ -34,18 +36,18 @@ func packedWeightsModel(t *testing.T, weights map[string]*onnx.Tensor) *onnx.Mod
 		{Name: "H", Type: floatTensorType(10, 5)},
 	}
 	var outputs []*onnx.ValueInfo
-	for _, name := range []string{"Y1", "Y2", "Y3", "Y4", "Y5", "Y6"} {
+	for _, name := range []string{"Y1", "Y2", "Y3", "Y4", "Y5", "Y6", "Y7"} {
 		outputs = append(outputs, &onnx.ValueInfo{Name: name})
 	}
 	var inits []*onnx.Initializer
-	for _, name := range []string{"W", "B", "W2", "Wg", "Bg", "Wm", "Am", "Ag"} {
+	for _, name := range []string{"W", "B", "W2", "Wg", "Bg", "Wm", "Am", "Ag", "W3", "B3"} {
 		inits = append(inits, &onnx.Initializer{Name: name, Tensor: weights[name].Clone()})
 	}
 	return testModel(nodes, inputs, outputs, inits...)
 }
 
 func packedWeightsShapes() map[string][]int {
-	return map[string][]int{"W": {12, 2, 3, 3}, "B": {12}, "W2": {8, 4, 1, 1}, "Wg": {7, 10}, "Bg": {7}, "Wm": {10, 9}, "Am": {6, 10}, "Ag": {10, 6}}
+	return map[string][]int{"W": {12, 2, 3, 3}, "B": {12}, "W2": {8, 4, 1, 1}, "Wg": {7, 10}, "Bg": {7}, "Wm": {10, 9}, "Am": {6, 10}, "Ag": {10, 6}, "W3": {10, 4, 3, 3}, "B3": {10}}
 }
 
 // An optimized network, whose kernels pack their constant weights, gives
@@ -105,8 +107,8 @@ func TestPackedWeightsFollowTheWeights(t *testing.T) {
 		}
 		before := compare("first runs")
 		// Which output each weight changes.
-		outputOf := map[string]string{"W": "Y1", "W2": "Y2", "Wg": "Y3", "Wm": "Y4", "Am": "Y5", "Ag": "Y6"}
-		for _, name := range []string{"W", "W2", "Wg", "Wm", "Am", "Ag"} {
+		outputOf := map[string]string{"W": "Y1", "W2": "Y2", "Wg": "Y3", "Wm": "Y4", "Am": "Y5", "Ag": "Y6", "W3": "Y7"}
+		for _, name := range []string{"W", "W2", "Wg", "Wm", "Am", "Ag", "W3"} {
 			for range 2 {
 				w := convRandTensor(r, packedWeightsShapes()[name]...)
 				for _, net := range []network.Network{plain, optimized} {
@@ -120,7 +122,7 @@ func TestPackedWeightsFollowTheWeights(t *testing.T) {
 			}
 		}
 		// In place, through the slot UpdateParams hands an optimizer.
-		for _, name := range []string{"W", "Wg", "Wm", "Am", "Ag"} {
+		for _, name := range []string{"W", "Wg", "Wm", "Am", "Ag", "W3"} {
 			for _, net := range []network.Network{plain, optimized} {
 				e := net.(*executor)
 				p, err := e.ownParam(e.slotOf[name])

@@ -122,10 +122,14 @@ func (l *Direct3x3Layout) WeightsSize() int { return l.weightsPerBlock }
 // elements). It writes only the input's positions: the borders, the
 // quarters' unused row and column and the slack must be zero already,
 // and stay so across calls on one layout.
-func (l *Direct3x3Layout) Pad(dst, x []float32) {
+func (l *Direct3x3Layout) Pad(dst, x []float32) { l.PadChannels(dst, x, 0, l.C) }
+
+// PadChannels is Pad for channels [c0, c1) only, so that the planes of
+// one image can be padded on several goroutines.
+func (l *Direct3x3Layout) PadChannels(dst, x []float32, c0, c1 int) {
 	_ = dst[l.inputElements-1]
 	_ = x[l.C*l.H*l.W-1]
-	for c := range l.C {
+	for c := c0; c < c1; c++ {
 		plane := dst[c*l.Plane : (c+1)*l.Plane]
 		in := x[c*l.H*l.W : (c+1)*l.H*l.W]
 		if l.Stride == 1 {
