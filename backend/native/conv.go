@@ -177,18 +177,25 @@ func (f convItemFunc) runItem(i, worker, inner int) { f(i, worker, inner) }
 // convItemRunner is the par.Task of convRunTask: workers take items from a
 // shared counter.
 type convItemRunner struct {
-	task  convItemTask
-	items int
-	next  atomic.Int64
+	task        convItemTask
+	items, step int
+	next        atomic.Int64
 }
 
+// Work takes step items at a time: the planes of a depthwise layer are
+// hundreds of small items, and taking them one by one had the workers
+// contend for the counter's cache line (7% of the processor time of
+// MobileNetV2 at batch 1 on two threads, on the instruction after the
+// atomic add).
 func (r *convItemRunner) Work(worker int) {
 	for {
-		i := int(r.next.Add(1)) - 1
-		if i >= r.items {
+		lo := int(r.next.Add(int64(r.step))) - r.step
+		if lo >= r.items {
 			return
 		}
-		r.task.runItem(i, worker, 1)
+		for i := lo; i < min(lo+r.step, r.items); i++ {
+			r.task.runItem(i, worker, 1)
+		}
 	}
 }
 
@@ -212,7 +219,8 @@ func convRunTask(items, work, threads int, t convItemTask, runner *convItemRunne
 		}
 		return
 	}
-	runner.task, runner.items = t, items
+	// Eight takes per worker keep the ends of uneven items balanced.
+	runner.task, runner.items, runner.step = t, items, max(1, items/(8*workers))
 	runner.next.Store(0)
 	par.Spread(workers, runner)
 	runner.task = nil
