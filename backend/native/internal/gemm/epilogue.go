@@ -42,8 +42,18 @@ func (ep *Epilogue[T]) Apply(c []T, ldc, m, n int) {
 // apply runs the epilogue over the rows x cols block of C at (i0, j0); c
 // and Residual start at element (0, 0).
 func (ep *Epilogue[T]) apply(c []T, ldc, i0, j0, rows, cols int) {
+	// A row bias then a clamp (a 1x1 convolution and its ReLU6) is one
+	// pass of vec.BiasClip for float32, the same bits as the two passes.
+	biasClip := ep.RowBias != nil && ep.Clamp && ep.ColBias == nil && ep.Residual == nil
 	for i := i0; i < i0+rows; i++ {
 		row := c[i*ldc+j0 : i*ldc+j0+cols]
+		if r, ok := any(row).([]float32); ok && biasClip {
+			vec.BiasClip(r, r, any(ep.RowBias[i]).(float32), any(ep.Lo).(float32), any(ep.Hi).(float32))
+			if ep.Rows != nil {
+				ep.Rows(row)
+			}
+			continue
+		}
 		if ep.RowBias != nil {
 			addScalar(row, ep.RowBias[i])
 		}

@@ -68,6 +68,8 @@ func epilogueCases[T Float](r *rand.Rand, m, n, ldc int) map[string]*Epilogue[T]
 		"residual":                      {Residual: residual},
 		"relu":                          {Clamp: true, Lo: 0, Hi: T(math.Inf(1))},
 		"relu6 after bias and residual": {RowBias: rowBias, Residual: residual, Clamp: true, Lo: 0, Hi: 6},
+		"relu6 after bias":              {RowBias: rowBias, Clamp: true, Lo: 0, Hi: 6},
+		"clamp after bias, then rows":   {RowBias: rowBias, Clamp: true, Lo: -0.5, Hi: 0.5, Rows: double},
 		"everything":                    {RowBias: rowBias, ColBias: colBias, Residual: residual, Clamp: true, Lo: -0.5, Hi: 0.5, Rows: double},
 	}
 }

@@ -7,6 +7,7 @@ type Impl struct {
 	Name       string
 	Clip       func(y, x []float32, lo, hi float32)
 	ScaleShift func(y, x []float32, a, b float32)
+	BiasClip   func(y, x []float32, b, lo, hi float32)
 	ReluGrad   func(dx, dy, x []float32)
 	Axpy       func(a float32, x, y []float32)
 	Dot        func(x, y []float32) float32
@@ -37,6 +38,7 @@ var portable = Impl{
 	Name:       "portable",
 	Clip:       clipPortable,
 	ScaleShift: scaleShiftPortable,
+	BiasClip:   biasClipPortable,
 	ReluGrad:   reluGradPortable,
 	Axpy:       axpyPortable,
 	Dot:        dotPortable,

@@ -23,6 +23,20 @@ func scaleShiftPortable(y, x []float32, a, b float32) {
 	}
 }
 
+func biasClipPortable(y, x []float32, b, lo, hi float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		v += b
+		if v < lo {
+			v = lo
+		}
+		if v > hi {
+			v = hi
+		}
+		y[i] = v
+	}
+}
+
 func reluGradPortable(dx, dy, x []float32) {
 	dx, dy = dx[:len(x)], dy[:len(x)]
 	for i, v := range x {

@@ -18,6 +18,11 @@ func Clip(y, x []float32, lo, hi float32) { active.Clip(y, x, lo, hi) }
 // implementation has an FMA instruction).
 func ScaleShift(y, x []float32, a, b float32) { active.ScaleShift(y, x, a, b) }
 
+// BiasClip sets y[i] = min(max(x[i]+b, lo), hi): ScaleShift(y, x, 1, b)
+// followed by Clip(y, y, lo, hi), bit for bit (a NaN passes through), in
+// one pass over the data. y may be x.
+func BiasClip(y, x []float32, b, lo, hi float32) { active.BiasClip(y, x, b, lo, hi) }
+
 // ReluGrad writes dx[i] = dy[i] where x[i] > 0, else +0: Relu's backward
 // pass (a NaN x gives 0).
 func ReluGrad(dx, dy, x []float32) { active.ReluGrad(dx, dy, x) }

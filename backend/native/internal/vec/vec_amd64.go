@@ -25,6 +25,7 @@ var avx2 = Impl{
 	Name:       "avx2",
 	Clip:       clipAVX2,
 	ScaleShift: scaleShiftAVX2,
+	BiasClip:   biasClipAVX2,
 	ReluGrad:   reluGradAVX2,
 	Axpy:       axpyAVX2,
 	Dot:        dotAVX2,
@@ -52,6 +53,7 @@ var avx512 = Impl{
 	Name:       "avx512",
 	Clip:       clipAVX2,
 	ScaleShift: scaleShiftAVX2,
+	BiasClip:   biasClipAVX2,
 	ReluGrad:   reluGradAVX2,
 	Axpy:       axpyAVX2,
 	Dot:        dotAVX2,
@@ -105,6 +107,9 @@ func sclipKernel(n int, lo, hi float32, x, y *float32)
 func sscaleShiftKernel(n int, a, b float32, x, y *float32)
 
 //go:noescape
+func sbiasClipKernel(n int, b, lo, hi float32, x, y *float32)
+
+//go:noescape
 func sreluGradKernel(n int, x, dy, dx *float32)
 
 //go:noescape
@@ -129,6 +134,15 @@ func scaleShiftAVX2(y, x []float32, a, b float32) {
 		sscaleShiftKernel(m, a, b, &x[0], &y[0])
 	}
 	scaleShiftPortable(y[m:], x[m:], a, b)
+}
+
+func biasClipAVX2(y, x []float32, b, lo, hi float32) {
+	y = y[:len(x)]
+	m := len(x) &^ 7
+	if m > 0 {
+		sbiasClipKernel(m, b, lo, hi, &x[0], &y[0])
+	}
+	biasClipPortable(y[m:], x[m:], b, lo, hi)
 }
 
 func reluGradAVX2(dx, dy, x []float32) {

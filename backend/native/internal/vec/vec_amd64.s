@@ -32,6 +32,35 @@ clipdone:
 	VZEROUPPER
 	RET
 
+// func sbiasClipKernel(n int, b, lo, hi float32, x, y *float32)
+// y[i] = min(max(x[i]+b, lo), hi): sscaleShiftKernel with a = 1 (x·1+b
+// is x+b, one rounding either way) then sclipKernel, in one pass; the
+// operands of MAXPS and MINPS as there, so a NaN passes through.
+TEXT ·sbiasClipKernel(SB), NOSPLIT, $0-40
+	MOVQ         n+0(FP), CX
+	VBROADCASTSS b+8(FP), Y5
+	VBROADCASTSS lo+12(FP), Y0
+	VBROADCASTSS hi+16(FP), Y1
+	MOVQ         x+24(FP), SI
+	MOVQ         y+32(FP), DI
+
+biasclip8:
+	CMPQ    CX, $8
+	JL      biasclipdone
+	VMOVUPS (SI), Y2
+	VADDPS  Y5, Y2, Y2
+	VMAXPS  Y2, Y0, Y3
+	VMINPS  Y3, Y1, Y4
+	VMOVUPS Y4, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     biasclip8
+
+biasclipdone:
+	VZEROUPPER
+	RET
+
 // func sscaleShiftKernel(n int, a, b float32, x, y *float32)
 // y[i] = x[i]*a + b, fused.
 TEXT ·sscaleShiftKernel(SB), NOSPLIT, $0-32

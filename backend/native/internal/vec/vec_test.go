@@ -76,6 +76,21 @@ func TestImplementationsMatchPortable(t *testing.T) {
 					}
 				}
 
+				// BiasClip is ScaleShift by 1 then Clip, bit for bit,
+				// of the same implementation and of the portable one.
+				for _, b := range []float32{0.75, -3, float32(math.Copysign(0, -1))} {
+					impl.BiasClip(got, x, b, 0, 6)
+					impl.ScaleShift(want, x, 1, b)
+					impl.Clip(want, want, 0, 6)
+					alone := make([]float32, n)
+					portable.BiasClip(alone, x, b, 0, 6)
+					for i := range x {
+						if !sameBits(got[i], want[i]) || !sameBits(got[i], alone[i]) {
+							t.Fatalf("BiasClip n=%d b=%v x[%d]=%v: got %v, ScaleShift+Clip %v, portable %v", n, b, i, x[i], got[i], want[i], alone[i])
+						}
+					}
+				}
+
 				impl.ReluGrad(got, dy, x)
 				portable.ReluGrad(want, dy, x)
 				for i := range x {
