@@ -1,6 +1,9 @@
 package conv
 
-import "github.com/deep500/deep500-go/backend/native/internal/vec"
+import (
+	"github.com/deep500/deep500-go/backend/native/internal/gemm"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
+)
 
 // The direct 3×3 convolution computes a 2-D convolution of a 3×3 kernel,
 // stride 1, dilation 1, one group and padding of at most 1 on each side
@@ -136,20 +139,41 @@ func (l *Direct3x3Layout) PadChannels(dst, x []float32, c0, c1 int) {
 			copyRows(plane[l.PadTop*l.Pitch+l.PadLeft:], l.Pitch, in, l.W, l.H, l.W)
 			continue
 		}
-		for r := range l.H {
-			pr := r + l.PadTop // the padded row
-			row := in[r*l.W : (r+1)*l.W]
-			// Padded column pc = ix+PadLeft goes to quarter column pc/2
-			// of the quarter of parity pc%2: the even padded columns
-			// start at ix = PadLeft, the odd ones at 1-PadLeft.
-			q := plane[(2*(pr%2))*l.Quarter+(pr/2)*l.Pitch:]
-			even, odd := q[:l.Pitch], q[l.Quarter:l.Quarter+l.Pitch]
-			for ix := l.PadLeft; ix < len(row); ix += 2 {
-				even[(ix+l.PadLeft)/2] = row[ix]
-			}
-			for ix := 1 - l.PadLeft; ix < len(row); ix += 2 {
-				odd[(ix+l.PadLeft)/2] = row[ix]
-			}
+		l.padQuarters(plane, in)
+	}
+}
+
+// padQuarters writes one channel's input plane in (H×W) into its four
+// stride-2 quarters in plane. The rows are first split into their even
+// and odd columns with the depthwise implementation's DeinterleaveRows,
+// into a pooled buffer wide enough for the whole vectors it stores; then
+// each quarter is one CopyRows of every other split row. Input column ix
+// is padded column ix+PadLeft: the even columns go to the quarter of
+// column parity PadLeft at column i = ix/2, the odd ones to the other at
+// column i+PadLeft; input row r to the quarter of row parity
+// (r+PadTop)%2, row (r+PadTop)/2. (Element by element, this took 10% of
+// resnet8's inference.)
+func (l *Direct3x3Layout) padQuarters(plane, in []float32) {
+	im := DepthwiseActive()
+	half := roundUp(l.W, 2*depthwiseVector) / 2
+	buf := gemm.PackBuffer[float32](2 * l.H * half)
+	defer gemm.ReleasePackBuffer(buf)
+	split := (*buf)[:2*l.H*half]
+	evens, odds := split[:l.H*half], split[l.H*half:]
+	im.DeinterleaveRows(evens, odds, half, in, l.W, l.H, l.W)
+	nEven, nOdd := (l.W+1)/2, l.W/2
+	for a := range 2 { // the quarters' row parity
+		r0 := a ^ l.PadTop // the first input row of padded parity a
+		if r0 >= l.H {
+			continue
+		}
+		rows := (l.H - r0 + 1) / 2
+		q := plane[2*a*l.Quarter+((r0+l.PadTop)/2)*l.Pitch:]
+		even := q[l.PadLeft*l.Quarter:]              // quarter (a, PadLeft), from column 0
+		odd := q[(1-l.PadLeft)*l.Quarter+l.PadLeft:] // quarter (a, 1-PadLeft), from column PadLeft
+		im.CopyRows(even, l.Pitch, evens[r0*half:], 2*half, rows, nEven)
+		if nOdd > 0 {
+			im.CopyRows(odd, l.Pitch, odds[r0*half:], 2*half, rows, nOdd)
 		}
 	}
 }
