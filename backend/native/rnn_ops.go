@@ -570,19 +570,20 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 		if p != nil {
 			pd = p[d*3*H : (d+1)*3*H]
 		}
-		if vectorActs {
-			for b := range B {
-				if h0 != nil {
-					copy(hState[b*H:(b+1)*H], stateAt(h0, d, b))
-				} else {
-					clear(hState[b*H : (b+1)*H])
-				}
-				if c0 != nil {
-					copy(cState[b*H:(b+1)*H], stateAt(c0, d, b))
-				} else {
-					clear(cState[b*H : (b+1)*H])
-				}
+		// The initial states, or zeros.
+		for b := range B {
+			if h0 != nil {
+				copy(hState[b*H:(b+1)*H], stateAt(h0, d, b))
+			} else {
+				clear(hState[b*H : (b+1)*H])
 			}
+			if c0 != nil {
+				copy(cState[b*H:(b+1)*H], stateAt(c0, d, b))
+			} else {
+				clear(cState[b*H : (b+1)*H])
+			}
+		}
+		if vectorActs {
 			out := rnnYLayout{layout1: cfg.layout == 1, seq: S, dirs: cfg.dirs, dir: d, batch: B, hidden: H}
 			rnnDirectionVec(cfg.cell, cfg.linearBeforeReset, pr, reverse, threads, asFloat32s(x), asFloat32s(wd), asFloat32s(rd), asFloat32s(gBias), asFloat32s(rbh),
 				asFloat32s(xw), asFloat32s(hState), asFloat32s(cState), asFloat32s(rh), asFloat32s(y), out, any(sc).(*rnnScratch[float32]))
@@ -597,18 +598,6 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 		// Input projections of every step: xw = X·Wᵀ, [S*B, GH].
 		if S*B > 0 {
 			gemm.Multiply(S*B, GH, I, T(1), gemm.NewMatrix(x, I, false), gemm.NewMatrix(wd, I, true), T(0), xw, GH, threads)
-		}
-		for b := range B {
-			if h0 != nil {
-				copy(hState[b*H:(b+1)*H], stateAt(h0, d, b))
-			} else {
-				clear(hState[b*H : (b+1)*H])
-			}
-			if c0 != nil {
-				copy(cState[b*H:(b+1)*H], stateAt(c0, d, b))
-			} else {
-				clear(cState[b*H : (b+1)*H])
-			}
 		}
 		// GRU without linear_before_reset multiplies r ⊙ H by Rh separately,
 		// so the step's recurrent GEMM covers only the z and r blocks.
