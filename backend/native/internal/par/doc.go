@@ -6,9 +6,12 @@
 // spin for a short while (spinTime) before they sleep, so that the
 // back-to-back regions of a network's inference hand work over in about
 // half a microsecond instead of the tens a wake-up costs; Warm wakes them
-// ahead of a burst. A region never waits for a goroutine that has not
-// started its part: the caller takes the parts left, so a busy machine
-// slows a region down to serial speed, not below it.
+// ahead of a burst (the native executor calls it when a run starts), and
+// Rest sends them to sleep as soon as they are free (when the run
+// returns), so that they take no core from what runs next. A region
+// never waits for a goroutine that has not started its part: the caller
+// takes the parts left, so a busy machine slows a region down to serial
+// speed, not below it.
 //
 // It is kept apart from the operators (and knows nothing of ONNX) so that
 // every kernel package (gemm, conv, the operators of package native)
