@@ -778,23 +778,28 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 		}
 		return t*B + b
 	}
+	// addToStep adds to step s's rows of xw, from column colOff on, the
+	// product of src's rows (H(t-1), or GRU's r ⊙ H(t-1)) by R's rows
+	// [col0, col0+cols), for the batch entries still in their sequence:
+	// in one call when every sequence is whole.
+	addToStep := func(s, cols, col0 int, src []float32, colOff int) {
+		if full {
+			rec.add(B, cols, col0, src, xw[rowOf(s, 0)*GH+colOff:], GH)
+			return
+		}
+		for b := range B {
+			if s < pr.lens[b] {
+				rec.add(1, cols, col0, src[b*H:], xw[rowOf(s, b)*GH+colOff:], GH)
+			}
+		}
+	}
 	for s := range S {
 		if cell == cellGRU && linearBeforeReset {
 			// H(t-1)·Rhᵀ of every row (those past their sequence unused).
 			clear(rh[:B*H])
 			rec.add(B, H, 2*H, hState, rh, H)
 		}
-		if full {
-			row := rowOf(s, 0)
-			rec.add(B, hrCols, 0, hState, xw[row*GH:], GH)
-		} else {
-			for b := range B {
-				if s < pr.lens[b] {
-					row := rowOf(s, b)
-					rec.add(1, hrCols, 0, hState[b*H:], xw[row*GH:], GH)
-				}
-			}
-		}
+		addToStep(s, hrCols, 0, hState, 0)
 		for b := range B {
 			if s >= pr.lens[b] {
 				continue
@@ -827,17 +832,7 @@ func rnnDirectionVec(cell rnnCell, linearBeforeReset bool, pr *rnnProblem, rever
 		if cell != cellGRU || linearBeforeReset {
 			continue
 		}
-		if full {
-			row := rowOf(s, 0)
-			rec.add(B, H, 2*H, rh, xw[row*GH+2*H:], GH)
-		} else {
-			for b := range B {
-				if s < pr.lens[b] {
-					row := rowOf(s, b)
-					rec.add(1, H, 2*H, rh[b*H:], xw[row*GH+2*H:], GH)
-				}
-			}
-		}
+		addToStep(s, H, 2*H, rh, 2*H)
 		for b := range B {
 			if s >= pr.lens[b] {
 				continue
