@@ -161,6 +161,45 @@ func checkDirect3x3NonFinite(t *testing.T, s int) {
 	}
 }
 
+// Signed zeros come out as im2col and the GEMM give them, bit for bit: an
+// input of +0 and −0 times weights of either sign (−0 among them) makes
+// products of both signs, and the sums start from +0 in both paths;
+// strides 1 and 2, with and without padding.
+func TestDirect3x3SignedZerosMatchGemm(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const h, wd, c, m = 7, 19, 3, 10
+	for s := 1; s <= 2; s++ {
+		for pad := 0; pad <= 1; pad++ {
+			g := geomOf([]int{h, wd}, []int{3, 3}, []int{s, s}, []int{1, 1}, []int{pad, pad}, []int{pad, pad})
+			l, ok := NewDirect3x3Layout(g, c)
+			if !ok {
+				t.Fatalf("stride %d pad %d: layout refused", s, pad)
+			}
+			x, w := make([]float32, c*h*wd), randSlice(r, m*c*9)
+			for i := range x {
+				if r.IntN(2) == 0 {
+					x[i] = float32(math.Copysign(0, -1))
+				}
+			}
+			for i := range w {
+				if r.IntN(4) == 0 {
+					w[i] = float32(math.Copysign(0, -1))
+				}
+			}
+			want := direct3x3Im2col(g, x, w, c, m)
+			for _, impl := range Direct3x3Implementations() {
+				got := direct3x3Run(&impl, &l, x, w, m)
+				for i := range want {
+					if got[i] != 0 || math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s stride %d pad %d: y[%d] = %v (bits %#x), im2col+GEMM %v (bits %#x)", impl.Name, s, pad, i,
+							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+					}
+				}
+			}
+		}
+	}
+}
+
 // A layout is refused for what the kernels do not cover.
 func TestDirect3x3LayoutRefuses(t *testing.T) {
 	for name, g := range map[string]*Geometry{
