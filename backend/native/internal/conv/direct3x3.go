@@ -14,10 +14,12 @@ import (
 // each plane: no edge conditions. Better still, the outputs are computed
 // on the flat index p = oy·Pitch + ox for every p below OH·Pitch, so that
 // a run of outputs is one contiguous run of each tap's inputs whatever the
-// width: the two columns past each row's OW are junk (they read across
-// the row's end) and are dropped when the block is copied out (Unpitch).
-// A 8×8 map wastes 2 of every 10 lanes this way, not the 8 of 16 a
-// vector per row would.
+// width: the columns past each row's OW are junk (they read across the
+// row's end) and are dropped when the block is copied out (Unpitch).
+// The zeros between two rows serve as the right border of one and the
+// left border of the next, so that with a border of 1 on both sides the
+// pitch is W+1 and one column per row is junk: a 16×16 map wastes 1 of
+// every 17 lanes this way, not the 8 of 16 a vector per row would.
 //
 // Stride 2 keeps this property by splitting each channel's padded input
 // by the parity of its rows and columns into four quarter planes,
@@ -52,9 +54,11 @@ type Direct3x3Layout struct {
 	Stride          int // 1 or 2
 	PadTop, PadLeft int // zeros before the input's rows and columns (0 or 1)
 	OH, OW          int // output rows and columns
-	// Pitch is the row length of the padded input (stride 1: OW+2) or of
-	// its quarters (stride 2: OW+1), and of the flat run of outputs; Rows
-	// the row count of the padded input (OH+2) or of a quarter (OH+1).
+	// Pitch is the row length of the padded input (stride 1: W plus the
+	// wider of the left and right borders, which share their zeros) or
+	// of its quarters (stride 2: OW+1), and of the flat run of outputs;
+	// Rows the row count of the padded input (OH+2) or of a quarter
+	// (OH+1).
 	Pitch, Rows int
 	Quarter     int // stride 2: Rows·Pitch, from one quarter to the next
 	Plane       int // from one channel's padded input to the next
@@ -85,7 +89,12 @@ func NewDirect3x3Layout(g *Geometry, channels int) (Direct3x3Layout, bool) {
 	l := Direct3x3Layout{C: channels, H: g.In[0], W: g.In[1], Stride: s, PadTop: g.PadBegin[0], PadLeft: g.PadBegin[1],
 		OH: g.Out[0], OW: g.Out[1]}
 	if s == 1 {
-		l.Pitch, l.Rows = l.OW+2, l.OH+2
+		// Output column ox reads the input's columns ox-PadLeft to
+		// ox+2-PadLeft: the PadLeft zeros before a row and the PadEnd
+		// after it are the same Pitch-W zeros between two rows. (With no
+		// right border, W = OW+2-PadLeft ≥ OW+1: the pitch still holds a
+		// row of outputs.)
+		l.Pitch, l.Rows = l.W+max(l.PadLeft, g.PadEnd[1]), l.OH+2
 		l.Plane = l.Rows * l.Pitch
 	} else {
 		// Quarter row i of parity a is padded row 2i+a: the padded input
