@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// Every implementation agrees with the triple loop on every m and n in
-// 1..40 (every partial block of every kernel shape: rows below mr,
-// columns below nr and their masks), with the depth, the transposes and
+// Every implementation agrees with the triple loop on every m in 1..40
+// and n in 1..70 (every partial block of every kernel shape: rows below
+// mr, columns below nr and their masks, each narrow kernel of the last
+// columns), with the depth, the transposes and
 // alpha and beta varying from product to product, and on a few products
 // larger than a tile in every dimension.
 func TestGemmOddSizesMatchNaive(t *testing.T) {
@@ -20,7 +21,7 @@ func TestGemmOddSizesMatchNaive(t *testing.T) {
 			r := rand.New(rand.NewPCG(11, 12))
 			i := 0
 			for m := 1; m <= 40; m++ {
-				for n := 1; n <= 40; n++ {
+				for n := 1; n <= 70; n++ {
 					i++
 					k := depths[i%len(depths)]
 					s := scales[(i/len(depths))%len(scales)]
@@ -151,7 +152,10 @@ func checkSignedZeros(t *testing.T, r *rand.Rand, m, n, k int) {
 // with a leading dimension of its own and NaN around it.
 func TestGemmStridedBMatchesPortable(t *testing.T) {
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1)), 0}
-	shapes := [][3]int{{1, 64, 1}, {5, 64, 3}, {6, 65, 4}, {7, 127, 5}, {13, 128, 9}, {97, 200, 17}, {12, 600, 258}, {100, 530, 260}}
+	// Every width of the last block of columns: 1 to 4 vectors, whole
+	// or under a mask.
+	shapes := [][3]int{{1, 64, 1}, {5, 64, 3}, {6, 65, 4}, {7, 127, 5}, {13, 128, 9}, {97, 200, 17}, {12, 600, 258}, {100, 530, 260},
+		{2, 10, 3}, {3, 20, 8}, {4, 40, 5}, {9, 100, 7}, {8, 48, 6}, {5, 96, 2}}
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, impl := range Implementations() {
 		for i, sz := range shapes {

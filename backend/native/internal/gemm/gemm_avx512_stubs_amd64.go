@@ -5,19 +5,19 @@
 package gemm
 
 // sgemmKernelAVX512x6x64 adds alpha times the 6x64 block of products of a packed
-// panel of A (6 values per step) and one of B (64 per step) over kc
-// steps to the first rows rows of C (ldc elements apart), or stores it
-// there when overwrite is set. Bit j of colMask selects column j: the
-// others are neither read nor written.
+// panel of A (6 values per step) and the first 64 columns of one of B
+// (64 per step) over kc steps to the first rows rows of C (ldc elements
+// apart), or stores it there when overwrite is set. Bit j of colMask
+// selects column j: the others are neither read nor written.
 //
 //go:noescape
 func sgemmKernelAVX512x6x64(kc int, pa *float32, pb *float32, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
 
 // dgemmKernelAVX512x6x32 adds alpha times the 6x32 block of products of a packed
-// panel of A (6 values per step) and one of B (32 per step) over kc
-// steps to the first rows rows of C (ldc elements apart), or stores it
-// there when overwrite is set. Bit j of colMask selects column j: the
-// others are neither read nor written.
+// panel of A (6 values per step) and the first 32 columns of one of B
+// (32 per step) over kc steps to the first rows rows of C (ldc elements
+// apart), or stores it there when overwrite is set. Bit j of colMask
+// selects column j: the others are neither read nor written.
 //
 //go:noescape
 func dgemmKernelAVX512x6x32(kc int, pa *float64, pb *float64, c *float64, ldc int, rows int, colMask uint64, alpha float64, overwrite bool)
@@ -31,3 +31,60 @@ func dgemmKernelAVX512x6x32(kc int, pa *float64, pb *float64, c *float64, ldc in
 //
 //go:noescape
 func sgemmKernelAVX512x6x64Strided(kc int, pa *float32, pb *float32, ldb int, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
+
+// sgemmKernelAVX512x6x16 adds alpha times the 6x16 block of products of a packed
+// panel of A (6 values per step) and the first 16 columns of one of B
+// (64 per step) over kc steps to the first rows rows of C (ldc elements
+// apart), or stores it there when overwrite is set. Bit j of colMask
+// selects column j: the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x16(kc int, pa *float32, pb *float32, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
+
+// sgemmKernelAVX512x6x32 adds alpha times the 6x32 block of products of a packed
+// panel of A (6 values per step) and the first 32 columns of one of B
+// (64 per step) over kc steps to the first rows rows of C (ldc elements
+// apart), or stores it there when overwrite is set. Bit j of colMask
+// selects column j: the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x32(kc int, pa *float32, pb *float32, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
+
+// sgemmKernelAVX512x6x48 adds alpha times the 6x48 block of products of a packed
+// panel of A (6 values per step) and the first 48 columns of one of B
+// (64 per step) over kc steps to the first rows rows of C (ldc elements
+// apart), or stores it there when overwrite is set. Bit j of colMask
+// selects column j: the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x48(kc int, pa *float32, pb *float32, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
+
+// sgemmKernelAVX512x6x16Strided adds alpha times the 6x16 block of products of a packed
+// panel of A (6 values per step) and 16 contiguous columns of a
+// row-major B read in place (rows ldb elements apart) over kc steps to
+// the first rows rows of C (ldc elements apart), or stores it there
+// when overwrite is set. Bit j of colMask selects column j of B and C:
+// the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x16Strided(kc int, pa *float32, pb *float32, ldb int, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
+
+// sgemmKernelAVX512x6x32Strided adds alpha times the 6x32 block of products of a packed
+// panel of A (6 values per step) and 32 contiguous columns of a
+// row-major B read in place (rows ldb elements apart) over kc steps to
+// the first rows rows of C (ldc elements apart), or stores it there
+// when overwrite is set. Bit j of colMask selects column j of B and C:
+// the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x32Strided(kc int, pa *float32, pb *float32, ldb int, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)
+
+// sgemmKernelAVX512x6x48Strided adds alpha times the 6x48 block of products of a packed
+// panel of A (6 values per step) and 48 contiguous columns of a
+// row-major B read in place (rows ldb elements apart) over kc steps to
+// the first rows rows of C (ldc elements apart), or stores it there
+// when overwrite is set. Bit j of colMask selects column j of B and C:
+// the others are neither read nor written.
+//
+//go:noescape
+func sgemmKernelAVX512x6x48Strided(kc int, pa *float32, pb *float32, ldb int, c *float32, ldc int, rows int, colMask uint64, alpha float32, overwrite bool)

@@ -19,14 +19,38 @@ type kernel struct {
 	// strided kernels read B in place, from a row-major matrix whose rows
 	// are ldb elements apart, instead of from a packed panel.
 	strided bool
+	// panel is the row length of the packed panel of B the kernel reads
+	// (0: its own width, nr): a narrow kernel for the last columns of a
+	// product reads the first vectors of the wide kernel's panel.
+	panel int
 }
 
 // kernels are the micro-kernels the package uses. Their shapes were chosen
 // by measurement (see the package's doc.go).
+//
+// The narrow float32 kernels (1 to 3 vectors a row) compute the last
+// columns of a product whose width is not a multiple of 64, which the
+// wide kernel would compute in full under masks: a 14×14 map (196
+// columns) is three blocks of 64 and one of 4, which takes one vector a
+// row instead of four.
 var kernels = []kernel{
 	{name: "sgemmKernelAVX512x6x64", mr: 6, vecs: 4, unroll: 4},
 	{name: "dgemmKernelAVX512x6x32", double: true, mr: 6, vecs: 4, unroll: 4},
 	{name: "sgemmKernelAVX512x6x64Strided", mr: 6, vecs: 4, unroll: 4, strided: true},
+	{name: "sgemmKernelAVX512x6x16", mr: 6, vecs: 1, unroll: 4, panel: 64},
+	{name: "sgemmKernelAVX512x6x32", mr: 6, vecs: 2, unroll: 4, panel: 64},
+	{name: "sgemmKernelAVX512x6x48", mr: 6, vecs: 3, unroll: 4, panel: 64},
+	{name: "sgemmKernelAVX512x6x16Strided", mr: 6, vecs: 1, unroll: 4, strided: true},
+	{name: "sgemmKernelAVX512x6x32Strided", mr: 6, vecs: 2, unroll: 4, strided: true},
+	{name: "sgemmKernelAVX512x6x48Strided", mr: 6, vecs: 3, unroll: 4, strided: true},
+}
+
+// panelWidth is the row length of the packed panel of B the kernel reads.
+func (k kernel) panelWidth() int {
+	if k.panel > 0 {
+		return k.panel
+	}
+	return k.nr()
 }
 
 // size is the bytes of an element.
@@ -99,10 +123,10 @@ func (k kernel) generate() {
 		Pragma("noescape")
 		Doc(
 			fmt.Sprintf("%s adds alpha times the %dx%d block of products of a packed", k.name, k.mr, k.nr()),
-			fmt.Sprintf("panel of A (%d values per step) and one of B (%d per step) over kc", k.mr, k.nr()),
-			"steps to the first rows rows of C (ldc elements apart), or stores it",
-			"there when overwrite is set. Bit j of colMask selects column j: the",
-			"others are neither read nor written.",
+			fmt.Sprintf("panel of A (%d values per step) and the first %d columns of one of B", k.mr, k.nr()),
+			fmt.Sprintf("(%d per step) over kc steps to the first rows rows of C (ldc elements", k.panelWidth()),
+			"apart), or stores it there when overwrite is set. Bit j of colMask",
+			"selects column j: the others are neither read nor written.",
 		)
 	}
 	k.loop()
@@ -159,9 +183,9 @@ func (k kernel) rowsOfB(pb reg.Register) ([]Mem, func(steps int)) {
 	rows := make([]Mem, max(k.unroll, 1))
 	if !k.strided {
 		for u := range rows {
-			rows[u] = Mem{Base: pb, Disp: u * k.nr() * k.size()}
+			rows[u] = Mem{Base: pb, Disp: u * k.panelWidth() * k.size()}
 		}
-		return rows, func(steps int) { ADDQ(U32(steps*k.nr()*k.size()), pb) }
+		return rows, func(steps int) { ADDQ(U32(steps*k.panelWidth()*k.size()), pb) }
 	}
 	if len(rows) > 4 {
 		panic(fmt.Sprintf("%s: a strided kernel addresses at most 4 rows of B per iteration", k.name))
