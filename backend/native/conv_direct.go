@@ -67,8 +67,10 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	if pw != nil {
 		t.weights = pw.directWeights(t.w, &l, s.m, blocks)
 	}
-	t.padding = true
-	convRunTask(s.n*s.c, 0, threads, t, &ts.items)
+	// The planes are padded in one contiguous run per thread, not plane
+	// by plane: see padChunks.
+	t.padding, t.padChunks = true, min(s.n*s.c, threads)
+	convRunTask(t.padChunks, 0, threads, t, &ts.items)
 	t.padding = false
 	convRunTask(s.n*blocks, 0, threads, t, &ts.items)
 	*t = convDirect3x3Items{layout: t.layout, padded: t.padded} // hold no tensors between runs
@@ -114,17 +116,25 @@ func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout) bool {
 }
 
 // convDirect3x3Items is the work of convDirect3x3: with padding set,
-// item i pads plane i%C of image i/C; otherwise item i computes image
-// i/blocks, output channels from 8·(i%blocks).
+// item i pads the i-th of padChunks runs of the N·C planes; otherwise
+// item i computes image i/blocks, output channels from 8·(i%blocks).
 type convDirect3x3Items struct {
 	layout conv.Direct3x3Layout
 	padded []float32 // the padded inputs, one InputSize per image
 
-	im                   *conv.Direct3x3Impl
-	s                    *convShapes
-	sc                   *convScratch[float32]
-	blocks               int
-	padding              bool
+	im      *conv.Direct3x3Impl
+	s       *convShapes
+	sc      *convScratch[float32]
+	blocks  int
+	padding bool
+	// padChunks is the number of padding items: each pads a contiguous
+	// run of the N·C planes. One item per plane had the threads take
+	// turns at the item counter's cache line and write the neighbouring
+	// ends of planes that share a line; on this virtual machine a cache
+	// line goes from one core to the other and back in 50–100 ns most of
+	// the time, but for stretches of tens of seconds in 360–460 ns, and
+	// then those hand-overs cost more than the copies.
+	padChunks            int
 	weights              []float32 // every block's repacked weights, or nil: each item repacks its own
 	y, x, w, b, residual []float32
 	act                  *fusedActivation
@@ -134,8 +144,13 @@ func (t *convDirect3x3Items) runItem(i, worker, _ int) {
 	l, s := &t.layout, t.s
 	inSz, outSz := l.H*l.W, l.OH*l.OW
 	if t.padding {
-		ni, c := i/s.c, i%s.c
-		l.PadChannels(t.padded[ni*l.InputSize():(ni+1)*l.InputSize()], t.x[ni*s.c*inSz:(ni+1)*s.c*inSz], c, c+1)
+		// Planes [lo, hi) of the N·C, image by image.
+		planes := s.n * s.c
+		lo, hi := i*planes/t.padChunks, (i+1)*planes/t.padChunks
+		for ni := lo / s.c; ni*s.c < hi; ni++ {
+			c0, c1 := max(lo-ni*s.c, 0), min(hi-ni*s.c, s.c)
+			l.PadChannels(t.padded[ni*l.InputSize():(ni+1)*l.InputSize()], t.x[ni*s.c*inSz:(ni+1)*s.c*inSz], c0, c1)
+		}
 		return
 	}
 	ni, blk := i/t.blocks, i%t.blocks
