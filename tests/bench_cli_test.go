@@ -14,6 +14,7 @@ import (
 
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/backend/onnxruntime"
+	"github.com/deep500/deep500-go/metrics"
 )
 
 // benchQuantiles is a latency summary of `d500 bench --json`, in ms.
@@ -58,6 +59,7 @@ func TestD500Bench(t *testing.T) {
 			Backend     *benchQuantiles `json:"backend_ms"`
 			Compare     *benchQuantiles `json:"compare_ms"`
 			Ratio       float64         `json:"ratio"`
+			CoreRTTNs   float64         `json:"core_round_trip_ns"`
 			MaxAbsError float64         `json:"max_abs_error"`
 			Mismatch    string          `json:"mismatch"`
 			Skipped     string          `json:"skipped"`
@@ -93,6 +95,11 @@ func TestD500Bench(t *testing.T) {
 	if a := r.Allocations; a == nil || a.Runs != 3 || a.AllocsPerRun != 0 || a.BytesPerRun != 0 {
 		t.Errorf("allocations %+v", r.Allocations)
 	}
+	// The round trip between two cores is measured before the row where
+	// two threads can be pinned to two cores (metrics.CoreRoundTrip).
+	if _, ok := metrics.CoreRoundTrip(10); ok != (r.CoreRTTNs > 0) {
+		t.Errorf("core round trip %v ns, measurable here: %v", r.CoreRTTNs, ok)
+	}
 	if !strings.Contains(stdout, "lenet batch 1 threads 1: native median ") {
 		t.Errorf("no row line:\n%s", stdout)
 	}
@@ -100,7 +107,7 @@ func TestD500Bench(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "| lenet | 1 | 1 | 3 | ") || !strings.Contains(string(md), env.CPU) {
+	if !strings.Contains(string(md), "| lenet | 1 | 1 | 3 | ") || !strings.Contains(string(md), env.CPU) || !strings.Contains(string(md), "| core RTT |") {
 		t.Errorf("markdown table:\n%s", md)
 	}
 

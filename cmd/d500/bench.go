@@ -37,6 +37,12 @@ type benchRow struct {
 	// backend is slower.
 	Ratio       float64              `json:"ratio,omitempty"`
 	Allocations *metrics.Allocations `json:"allocations,omitempty"`
+	// CoreRoundTripNs is the round trip of a cache line between two
+	// cores measured just before the row's timed runs
+	// (metrics.CoreRoundTrip), 0 where it cannot be measured: on a
+	// virtual machine it changes with the host's placement of the cores,
+	// and the latency of small networks on several threads with it.
+	CoreRoundTripNs float64 `json:"core_round_trip_ns,omitempty"`
 	// MaxAbsError and MaxRelError are how far the compared backend's
 	// outputs are from the backend's; Mismatch says what differs beyond
 	// metrics.CrossBackendTolerance scaled to the output (ScaledTo), if anything.
@@ -236,6 +242,9 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 			runOther = func() error { _, err := network.InferInto(other, feeds, otherOut); return err }
 		}
 	}
+	if rtt, ok := metrics.CoreRoundTrip(coreRoundTrips); ok {
+		row.CoreRoundTripNs = float64(rtt.Nanoseconds())
+	}
 	res, err := metrics.BenchPair(runBase, runOther, b.cfg)
 	if err != nil {
 		row.Error = err.Error()
@@ -253,6 +262,10 @@ func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRo
 	row.Allocations = &allocs
 	return row
 }
+
+// coreRoundTrips is the number of round trips CoreRoundTrip times before
+// each row: about a millisecond at the slowest hand-overs seen.
+const coreRoundTrips = 2000
 
 // byBackend prefixes a reason with the backend's name unless it starts
 // with it already.
@@ -371,6 +384,9 @@ func printBenchRow(w io.Writer, rep benchJSON, r benchRow) {
 	if r.Runs > 0 {
 		fmt.Fprintf(w, " (%d runs each)", r.Runs)
 	}
+	if r.CoreRoundTripNs > 0 {
+		fmt.Fprintf(w, ", core round trip %.0f ns", r.CoreRoundTripNs)
+	}
 	if r.Skipped != "" {
 		fmt.Fprintf(w, " skipped: %s", oneLine(r.Skipped))
 	}
@@ -411,13 +427,15 @@ func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
 		"counted with runtime.ReadMemStats over %d runs after the timed ones. Inputs are seeded random values of the "+
 		"declared shape, the batch dimension set; before the timing, the outputs of the two are compared and a note "+
 		"says where they differ beyond the cross-backend tolerance (rtol %g, atol %g times the output's largest magnitude where that is above 1). "+
-		"Each backend's worker threads stop spinning when its run returns (ONNX Runtime: session.force_spinning_stop), so that neither takes cores from the other's next run.\n\n",
+		"Each backend's worker threads stop spinning when its run returns (ONNX Runtime: session.force_spinning_stop), so that neither takes cores from the other's next run. "+
+		"Core RTT: the round trip of a cache line between two cores, in ns, measured just before the row by two threads pinned to the first two processors; "+
+		"on a virtual machine it changes with where the host places the virtual cores, and the latency of small networks on two threads with it.\n\n",
 		rep.Warmup, rep.Backend, other, rep.Backend, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
-	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
-	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | core RTT | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
+	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	dash := "–"
 	for _, r := range rep.Rows {
-		cells := []string{r.Model, strconv.Itoa(r.Batch), strconv.Itoa(r.Threads), dash, dash, dash, dash, dash, dash, dash, dash, ""}
+		cells := []string{r.Model, strconv.Itoa(r.Batch), strconv.Itoa(r.Threads), dash, dash, dash, dash, dash, dash, dash, dash, dash, ""}
 		if r.Runs > 0 {
 			cells[3] = strconv.Itoa(r.Runs)
 		}
@@ -428,18 +446,22 @@ func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
 			cells[6], cells[7] = fmt.Sprintf("%.3f", q.Median), fmt.Sprintf("%.3f–%.3f", q.P10, q.P90)
 			cells[8] = fmt.Sprintf("%.2f", r.Ratio)
 		}
-		if a := r.Allocations; a != nil {
-			cells[9], cells[10] = fmt.Sprintf("%.0f", a.AllocsPerRun), fmt.Sprintf("%.0f", a.BytesPerRun/1024)
+		if r.CoreRoundTripNs > 0 {
+			cells[9] = fmt.Sprintf("%.0f", r.CoreRoundTripNs)
 		}
+		if a := r.Allocations; a != nil {
+			cells[10], cells[11] = fmt.Sprintf("%.0f", a.AllocsPerRun), fmt.Sprintf("%.0f", a.BytesPerRun/1024)
+		}
+		note := &cells[12]
 		switch {
 		case r.Error != "":
-			cells[11] = "error: " + oneLine(r.Error)
+			*note = "error: " + oneLine(r.Error)
 		case r.Skipped != "":
-			cells[11] = "skipped: " + oneLine(r.Skipped)
+			*note = "skipped: " + oneLine(r.Skipped)
 		case r.Mismatch != "":
-			cells[11] = oneLine(r.Mismatch)
+			*note = oneLine(r.Mismatch)
 		}
-		cells[11] = strings.ReplaceAll(cells[11], "|", `\|`)
+		*note = strings.ReplaceAll(*note, "|", `\|`)
 		sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
 	}
 	if rep.Interrupted {
