@@ -141,33 +141,38 @@ func (l *Direct3x3Layout) Pad(dst, x []float32) { l.PadChannels(dst, x, 0, l.C) 
 func (l *Direct3x3Layout) PadChannels(dst, x []float32, c0, c1 int) {
 	_ = dst[l.inputElements-1]
 	_ = x[l.C*l.H*l.W-1]
-	for c := c0; c < c1; c++ {
-		plane := dst[c*l.Plane : (c+1)*l.Plane]
-		in := x[c*l.H*l.W : (c+1)*l.H*l.W]
-		if l.Stride == 1 {
+	if l.Stride == 1 {
+		for c := c0; c < c1; c++ {
+			plane := dst[c*l.Plane : (c+1)*l.Plane]
+			in := x[c*l.H*l.W : (c+1)*l.H*l.W]
 			copyRows(plane[l.PadTop*l.Pitch+l.PadLeft:], l.Pitch, in, l.W, l.H, l.W)
-			continue
 		}
-		l.padQuarters(plane, in)
+		return
+	}
+	// One split buffer for all the planes: the pool behind it is shared
+	// by the threads, and taking it per plane had them hand its lock to
+	// each other many times per layer.
+	half := roundUp(l.W, 2*depthwiseVector) / 2
+	buf := gemm.PackBuffer[float32](2 * l.H * half)
+	defer gemm.ReleasePackBuffer(buf)
+	for c := c0; c < c1; c++ {
+		l.padQuarters(dst[c*l.Plane:(c+1)*l.Plane], x[c*l.H*l.W:(c+1)*l.H*l.W], (*buf)[:2*l.H*half], half)
 	}
 }
 
 // padQuarters writes one channel's input plane in (H×W) into its four
 // stride-2 quarters in plane. The rows are first split into their even
 // and odd columns with the depthwise implementation's DeinterleaveRows,
-// into a pooled buffer wide enough for the whole vectors it stores; then
+// into split (2·H rows of half elements, half being W rounded up to two
+// vectors and halved: wide enough for the whole vectors it stores); then
 // each quarter is one CopyRows of every other split row. Input column ix
 // is padded column ix+PadLeft: the even columns go to the quarter of
 // column parity PadLeft at column i = ix/2, the odd ones to the other at
 // column i+PadLeft; input row r to the quarter of row parity
 // (r+PadTop)%2, row (r+PadTop)/2. (Element by element, this took 10% of
 // resnet8's inference.)
-func (l *Direct3x3Layout) padQuarters(plane, in []float32) {
+func (l *Direct3x3Layout) padQuarters(plane, in, split []float32, half int) {
 	im := DepthwiseActive()
-	half := roundUp(l.W, 2*depthwiseVector) / 2
-	buf := gemm.PackBuffer[float32](2 * l.H * half)
-	defer gemm.ReleasePackBuffer(buf)
-	split := (*buf)[:2*l.H*half]
 	evens, odds := split[:l.H*half], split[l.H*half:]
 	im.DeinterleaveRows(evens, odds, half, in, l.W, l.H, l.W)
 	nEven, nOdd := (l.W+1)/2, l.W/2
