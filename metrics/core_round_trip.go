@@ -5,7 +5,8 @@ import "time"
 // CoreRoundTrip measures how long a cache line takes to go from one core
 // to another and back: two threads, pinned to the first two processors
 // the process may run on, take turns writing one word, rounds times. It
-// returns the mean round trip, and false where it cannot pin two threads
+// returns the median over batches of 100 of their mean round trip, and
+// false where it cannot pin two threads
 // (one processor, GOMAXPROCS 1, or an operating system without
 // sched_setaffinity).
 //
