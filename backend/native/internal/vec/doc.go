@@ -7,9 +7,9 @@
 // and C += A·B (MulAdd, register blocks over a row-major B: attention
 // heads, layers whose weights fit in L2). Each has a portable Go version
 // and, where the processor has them, AVX2/FMA and AVX-512 assembly. The
-// assembly of the activations and rows (mathkernels_amd64.s) is generated
-// from Go by the avo program in _asm, that of the products
-// (dotrows_amd64.s) by the one in _gemvasm; each kernel's error against
+// assembly of the activations and rows (mathkernels_amd64.s, -file math)
+// and that of the products (dotrows_amd64.s, -file dotrows) are generated
+// from Go by the avo program in _asm; each kernel's error against
 // the float64 math package is measured by the tests and stated in its doc
 // comment.
 //

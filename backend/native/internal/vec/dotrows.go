@@ -2,10 +2,10 @@ package vec
 
 import "fmt"
 
-// The kernels of MulAddTransB on amd64 (dotrows_amd64.s) are generated
-// with avo by the separate module in _gemvasm.
+// The kernels of MulAddTransB and MulAdd on amd64 (dotrows_amd64.s) are
+// generated with avo by _asm -file dotrows.
 //
-//go:generate go run -C _gemvasm . -out ../dotrows_amd64.s -stubs ../dotrows_amd64.go -pkg vec
+//go:generate go run -C _asm . -file dotrows -out ../dotrows_amd64.s -stubs ../dotrows_amd64.go -pkg vec
 
 // MulAddTransB adds A·Bᵀ to C: c[i·ldc+j] += Σ_{p<k} a[i·lda+p]·b[j·ldb+p]
 // for i < m and j < n, the sum over p taken in order (each product

@@ -4,7 +4,7 @@ package vec
 // with avo by the separate module in _asm (which keeps avo out of the
 // main module's dependencies).
 //
-//go:generate go run -C _asm . -out ../mathkernels_amd64.s -stubs ../mathkernels_amd64.go -pkg vec
+//go:generate go run -C _asm . -file math -out ../mathkernels_amd64.s -stubs ../mathkernels_amd64.go -pkg vec
 
 // The kernels package native calls. Each runs the implementation the
 // dispatch table chose at init. Slices are read over len(x); the outputs

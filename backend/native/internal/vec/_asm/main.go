@@ -1,12 +1,18 @@
-// Command _asm generates mathkernels_amd64.s and its Go declarations,
-// mathkernels_amd64.go, for package vec with avo: the float32 exponential,
-// sigmoid, tanh, erf, the two Gelu forms, HardSigmoid, HardSwish and the
-// row reductions of Softmax and LayerNormalization, each for AVX2/FMA and
-// for AVX-512. Run it through go generate in package vec (vec.go).
+// Command _asm generates package vec's assembly with avo, each for
+// AVX2/FMA and for AVX-512: with -file math, mathkernels_amd64.s and its
+// Go declarations mathkernels_amd64.go (the float32 exponential, sigmoid,
+// tanh, erf, the two Gelu forms, HardSigmoid, HardSwish and the row
+// reductions of Softmax and LayerNormalization); with -file dotrows,
+// dotrows_amd64.s and dotrows_amd64.go (the kernels of MulAddTransB and
+// MulAdd: dotrows.go, muladd.go). Run it through go generate in package
+// vec (vec.go, dotrows.go).
 package main
 
 import (
+	"flag"
+	"fmt"
 	"math"
+	"os"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -14,13 +20,37 @@ import (
 )
 
 func main() {
+	file := flag.String("file", "", "what to generate: math (mathkernels_amd64.s) or dotrows (dotrows_amd64.s)")
+	flag.Parse()
 	ConstraintExpr("amd64,!purego")
-	for _, s := range []isa{avx2, avx512} {
-		s.unaryKernels()
-		s.rowKernels()
+	switch *file {
+	case "math":
+		for _, s := range []isa{avx2, avx512} {
+			s.unaryKernels()
+			s.rowKernels()
+		}
+	case "dotrows":
+		symbolPrefix = "dotrows"
+		for _, s := range []isa{avx2, avx512} {
+			s.dotRows8(1)
+		}
+		// AVX2's sixteen registers do not hold two rows' accumulators.
+		avx512.dotRows8(2)
+		for _, s := range []isa{avx2, avx512} {
+			s.mulAddRows(4)
+			s.mulAddRows(1)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "unknown -file %q\n", *file)
+		os.Exit(2)
 	}
 	Generate()
 }
+
+// symbolPrefix names the file's own read-only tables: the two generated
+// files are in one package, so a table both use is defined in each under
+// its own name.
+var symbolPrefix = "vec"
 
 // unaryKernels generates the element-wise kernels func(y, x []float32),
 // which write f(x[i]) to y[i] for every i < len(x) (y at least as long).
@@ -98,7 +128,7 @@ func (s isa) loop(n reg.GPVirtual, ptrs []reg.GPVirtual, body func(t *lane)) {
 
 var tailMaskTable Mem
 
-// tailMask is the first n lanes (0 < n < lanes): for AVX2 a vector read
+// tailMask is the first n lanes (0 <= n < lanes): for AVX2 a vector read
 // from a table of eight all-ones words followed by eight zero words at
 // offset 4·(8-n); for AVX-512 the k register of the low n bits of ones.
 func (s isa) tailMask(n reg.GPVirtual) lane {
@@ -111,7 +141,7 @@ func (s isa) tailMask(n reg.GPVirtual) lane {
 		return lane{k: k}
 	}
 	if tailMaskTable.Symbol.Name == "" {
-		tailMaskTable = GLOBL("vectailmask", RODATA|NOPTR)
+		tailMaskTable = GLOBL(symbolPrefix+"tailmask", RODATA|NOPTR)
 		for i := 0; i < 16; i++ {
 			w := uint32(0)
 			if i < 8 {

@@ -1,9 +1,3 @@
-// Command _gemvasm generates dotrows_amd64.s and its Go declarations,
-// dotrows_amd64.go, for package vec with avo: the kernels of
-// MulAddTransB and MulAdd (dotrows.go, muladd.go), for AVX2/FMA and for
-// AVX-512. Run it through go
-// generate in package vec (gemv.go). It is a module of its own, apart
-// from _asm, so that the two generated files change independently.
 package main
 
 import (
@@ -12,39 +6,9 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// isa is the instruction set a kernel is generated for.
-type isa struct {
-	suffix string // appended to the kernel's name: "AVX2", "AVX512"
-	lanes  int    // float32 lanes per register
-}
-
-func (s isa) wide() bool { return s.lanes == 16 }
-
-func (s isa) vec() reg.VecVirtual {
-	if s.wide() {
-		return ZMM()
-	}
-	return YMM()
-}
-
 // columns is how many columns of C (rows of B) one pass of the kernel
 // computes: one accumulator each.
 const columns = 8
-
-func main() {
-	ConstraintExpr("amd64,!purego")
-	avx512 := isa{"AVX512", 16}
-	for _, s := range []isa{{"AVX2", 8}, avx512} {
-		s.dotRows8(1)
-	}
-	// AVX2's sixteen registers do not hold two rows' accumulators.
-	avx512.dotRows8(2)
-	for _, s := range []isa{{"AVX2", 8}, avx512} {
-		s.mulAddRows(4)
-		s.mulAddRows(1)
-	}
-	Generate()
-}
 
 // dotRows8 generates dotRows8+suffix (rows 1) or dotRows8Pair+suffix
 // (rows 2): for i < rows·m and j < 8·groups, c[i·ldc+j] += Σ_{p<k}
@@ -179,10 +143,10 @@ func (s isa) dotRows8(rows int) {
 	JZ(LabelRef("reduce"))
 	xt := make([]reg.VecVirtual, rows)
 	for i := range xt {
-		xt[i] = s.maskedLoad(aAt(i), t)
+		xt[i] = s.load(aAt(i), &t)
 	}
 	for j := range columns {
-		bv := s.maskedLoad(bRow(j), t)
+		bv := s.load(bRow(j), &t)
 		for i := range rows {
 			VFMADD231PS(bv, xt[i], acc[i][j])
 		}
@@ -320,54 +284,3 @@ func (s isa) permutationTable() Mem {
 }
 
 var permutationTables = map[string]Mem{}
-
-// lane is the mask of a tail: a vector (AVX2) or a k register.
-type lane struct {
-	y reg.VecVirtual
-	k reg.OpmaskVirtual
-}
-
-var tailMaskTable Mem
-
-// tailMask is the first n lanes (0 <= n < lanes): for AVX2 a vector read
-// from a table of eight all-ones words followed by eight zero words at
-// offset 4·(8-n); for AVX-512 the k register of the low n bits of ones.
-func (s isa) tailMask(n reg.GPVirtual) lane {
-	if s.wide() {
-		ones, bits := GP32(), GP32()
-		MOVL(U32(0xffff), ones)
-		BZHIL(n.As32(), ones, bits)
-		k := K()
-		KMOVW(bits, k)
-		return lane{k: k}
-	}
-	if tailMaskTable.Symbol.Name == "" {
-		tailMaskTable = GLOBL("dotrowstailmask", RODATA|NOPTR)
-		for i := 0; i < 16; i++ {
-			w := uint32(0)
-			if i < 8 {
-				w = 0xffffffff
-			}
-			DATA(4*i, U32(w))
-		}
-	}
-	off, base := GP64(), GP64()
-	MOVQ(U64(8), off)
-	SUBQ(n, off)
-	SHLQ(Imm(2), off)
-	LEAQ(tailMaskTable, base)
-	m := YMM()
-	VMOVDQU(Mem{Base: base, Index: off, Scale: 1}, m)
-	return lane{y: m}
-}
-
-// maskedLoad reads the lanes of t, zeros in the others.
-func (s isa) maskedLoad(m Mem, t lane) reg.VecVirtual {
-	v := s.vec()
-	if s.wide() {
-		VMOVUPS_Z(m, t.k, v)
-	} else {
-		VMASKMOVPS(m, t.y, v)
-	}
-	return v
-}

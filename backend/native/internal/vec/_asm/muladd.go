@@ -74,7 +74,7 @@ func (s isa) mulAddRows(rows int) {
 				at := rowAt(cp, ldc4, ldc3, r)
 				at.Disp = 4 * s.lanes * v
 				if masked {
-					acc[r][v] = s.maskedLoad(at, t)
+					acc[r][v] = s.load(at, &t)
 				} else {
 					acc[r][v] = s.vec()
 					VMOVUPS(at, acc[r][v])
@@ -91,7 +91,7 @@ func (s isa) mulAddRows(rows int) {
 		for v := range bv {
 			at := Mem{Base: bq, Disp: 4 * s.lanes * v}
 			if masked {
-				bv[v] = s.maskedLoad(at, t)
+				bv[v] = s.load(at, &t)
 			} else {
 				bv[v] = s.vec()
 				VMOVUPS(at, bv[v])
@@ -114,7 +114,7 @@ func (s isa) mulAddRows(rows int) {
 				at := rowAt(cp, ldc4, ldc3, r)
 				at.Disp = 4 * s.lanes * v
 				if masked {
-					s.maskedStore(acc[r][v], at, t)
+					s.store(acc[r][v], at, &t)
 				} else {
 					VMOVUPS(acc[r][v], at)
 				}
@@ -153,13 +153,4 @@ func (s isa) mulAddRows(rows int) {
 	Label(name + "done")
 	VZEROUPPER()
 	RET()
-}
-
-// maskedStore writes the lanes of t only.
-func (s isa) maskedStore(v reg.VecVirtual, m Mem, t lane) {
-	if s.wide() {
-		VMOVUPS(v, t.k, m)
-	} else {
-		VMASKMOVPS(v, t.y, m)
-	}
 }
