@@ -28,6 +28,34 @@ type PairResult struct {
 	Ratio float64   `json:"ratio"`
 	// the summed wall times of the timed runs, for BenchResults
 	totalA, totalB time.Duration
+	// the timed runs themselves, for PoolPairs
+	timesA, timesB []time.Duration
+}
+
+// PoolPairs is the result of the timed runs of several BenchPairs of the
+// same two runs taken together: their quantiles and ratio are those of
+// all the runs. Timing a pair in several passes minutes apart and pooling
+// them keeps a stretch of minutes in which the machine is slower or
+// faster from deciding the result alone, as it does when all the runs
+// fall inside it. With no results it returns the zero result.
+func PoolPairs(rs ...PairResult) PairResult {
+	var p PairResult
+	for _, r := range rs {
+		p.Runs += r.Runs
+		p.totalA += r.totalA
+		p.totalB += r.totalB
+		p.timesA = append(p.timesA, r.timesA...)
+		p.timesB = append(p.timesB, r.timesB...)
+	}
+	if len(p.timesA) == 0 {
+		return PairResult{}
+	}
+	p.A = quantiles(p.timesA)
+	if len(p.timesB) > 0 {
+		p.B = quantiles(p.timesB)
+		p.Ratio = p.A.Median / p.B.Median
+	}
+	return p
 }
 
 // BenchResults restates the result as two BenchResults, the form Bench
@@ -118,10 +146,11 @@ func benchPair(a, b func() error, cfg PairConfig, now func() time.Time) (PairRes
 			return PairResult{}, fmt.Errorf("B: timed run %d: %w", i+1, err)
 		}
 	}
-	res := PairResult{Runs: runs, A: quantiles(ta), totalA: sum(ta), totalB: sum(tb)}
+	res := PairResult{Runs: runs, A: quantiles(ta), totalA: sum(ta), totalB: sum(tb), timesA: ta}
 	if b != nil {
 		res.B = quantiles(tb)
 		res.Ratio = res.A.Median / res.B.Median
+		res.timesB = tb
 	}
 	return res, nil
 }

@@ -190,3 +190,46 @@ func TestCurrentEnvironment(t *testing.T) {
 		t.Errorf("environment %+v", env)
 	}
 }
+
+// Pooled passes give the quantiles and ratio of all their runs, not an
+// average of each pass's: a pass in a slow stretch is one part of the
+// whole.
+func TestPoolPairs(t *testing.T) {
+	c := &fakeClock{t: time.Unix(0, 0)}
+	var order []string
+	// Pass 1: A 1, 2, 3 ms, B 2, 4, 6 ms; pass 2 (a slow stretch for A):
+	// A 10, 11 ms, B 3, 5 ms.
+	p1, err := benchPair(fakeRun(c, &order, "a", 1, 2, 3), fakeRun(c, &order, "b", 2, 4, 6), PairConfig{Runs: 3}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := benchPair(fakeRun(c, &order, "a", 10, 11), fakeRun(c, &order, "b", 3, 5), PairConfig{Runs: 2}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pooled := PoolPairs(p1, p2)
+	// A: 1 2 3 10 11, B: 2 3 4 5 6.
+	wantA := Quantiles{Min: 1, P10: 1, Median: 3, P90: 11, Max: 11}
+	wantB := Quantiles{Min: 2, P10: 2, Median: 4, P90: 6, Max: 6}
+	if pooled.Runs != 5 || pooled.A != wantA || pooled.B != wantB || pooled.Ratio != 0.75 {
+		t.Fatalf("PoolPairs = runs %d, A %+v, B %+v, ratio %v; want 5, %+v, %+v, 0.75", pooled.Runs, pooled.A, pooled.B, pooled.Ratio, wantA, wantB)
+	}
+	ba, bb := pooled.BenchResults()
+	if ba.ThroughputPerS != 5/0.027 || bb.ThroughputPerS != 5/0.020 {
+		t.Fatalf("pooled throughputs %v, %v; want %v, %v", ba.ThroughputPerS, bb.ThroughputPerS, 5/0.027, 5/0.020)
+	}
+	if p := PoolPairs(p1); p.A != p1.A || p.B != p1.B || p.Ratio != p1.Ratio {
+		t.Fatalf("one pass pooled = %+v, want it unchanged %+v", p, p1)
+	}
+	if p := PoolPairs(); p.Runs != 0 || p.Ratio != 0 {
+		t.Fatalf("no passes pooled = %+v, want the zero result", p)
+	}
+	// A alone stays alone.
+	alone, err := benchPair(fakeRun(c, &order, "a", 4), nil, PairConfig{Runs: 2}, c.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := PoolPairs(alone, alone); p.Runs != 4 || p.A.Median != 4 || p.Ratio != 0 || p.B != (Quantiles{}) {
+		t.Fatalf("A alone pooled = %+v", p)
+	}
+}

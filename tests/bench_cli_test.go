@@ -1,13 +1,13 @@
 package tests
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,13 +71,7 @@ func TestD500Bench(t *testing.T) {
 			} `json:"allocations"`
 		} `json:"rows"`
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	data := readJSON(t, jsonPath, &rep)
 	env := rep.Environment
 	if env.Time == "" || env.CPU == "" || env.Cores != runtime.NumCPU() || env.GoVersion != runtime.Version() {
 		t.Errorf("environment %+v", env)
@@ -143,6 +137,7 @@ func TestD500BenchBadFlags(t *testing.T) {
 		{[]string{"--models", "nosuch"}, `"nosuch"`},
 		{[]string{"--models", "lenet,"}, `""`},
 		{[]string{"--runs", "0"}, "--runs 0"},
+		{[]string{"--passes", "0"}, "--passes 0"},
 		{[]string{"--compare", "nosuchengine"}, "nosuchengine"},
 		{[]string{"--compare", "native"}, "--compare native"},
 		{[]string{"stray"}, `"stray"`},
@@ -179,13 +174,7 @@ func TestD500BenchSkipsWhatABackendCannotRun(t *testing.T) {
 			Skipped string          `json:"skipped"`
 		} `json:"rows"`
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	data := readJSON(t, jsonPath, &rep)
 	if len(rep.Rows) != 1 {
 		t.Fatalf("report %s", data)
 	}
@@ -199,35 +188,41 @@ func TestD500BenchSkipsWhatABackendCannotRun(t *testing.T) {
 	}
 }
 
-// Ctrl-C during a row leaves that row out and writes the rows measured
-// before it, marked interrupted, with exit status 1.
-func TestD500BenchInterrupt(t *testing.T) {
+// interruptBench runs d500 bench with args, sends it an interrupt once a
+// line containing wait appears on its stderr (onStderr) or stdout, and
+// checks it exits with status 1; it returns what it wrote.
+func interruptBench(t *testing.T, bin string, onStderr bool, wait string, args ...string) (stdout, stderr string) {
+	t.Helper()
 	dir := t.TempDir()
-	bin := buildD500(t, dir)
-	jsonPath, mdPath, outPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.md"), filepath.Join(dir, "stdout")
-	out, err := os.Create(outPath)
+	outPath, errPath := filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
+	outFile, err := os.Create(outPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer out.Close()
-	var stderr bytes.Buffer
-	// LeNet's row takes well under a second; ResNet-18's 1000 pairs would
-	// take minutes, so the interrupt falls inside it.
-	cmd := exec.Command(bin, "bench", "--models", "lenet,resnet18", "--batch", "1", "--threads", "1", "--runs", "1000",
-		"--compare", "", "--json", jsonPath, "--md", mdPath)
-	cmd.Stdout, cmd.Stderr = out, &stderr
+	defer outFile.Close()
+	errFile, err := os.Create(errPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer errFile.Close()
+	cmd := exec.Command(bin, append([]string{"bench"}, args...)...)
+	cmd.Stdout, cmd.Stderr = outFile, errFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	watched := outPath
+	if onStderr {
+		watched = errPath
+	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		data, _ := os.ReadFile(outPath)
-		if strings.Contains(string(data), "lenet batch 1 threads 1: ") {
+		data, _ := os.ReadFile(watched)
+		if strings.Contains(string(data), wait) {
 			break
 		}
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("no row within 2 minutes:\n%s%s", data, stderr.String())
+			t.Fatalf("no %q within 2 minutes:\n%s", wait, data)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -235,33 +230,113 @@ func TestD500BenchInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = cmd.Wait()
+	o, _ := os.ReadFile(outPath)
+	e, _ := os.ReadFile(errPath)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want status 1\n%s", err, stderr.String())
+		t.Fatalf("exit %v, want status 1\n%s", err, e)
 	}
-	if !strings.Contains(stderr.String(), "interrupted; 1 rows measured") {
-		t.Errorf("stderr:\n%s", stderr.String())
+	return string(o), string(e)
+}
+
+// Ctrl-C during a row leaves that row out and writes the rows measured
+// before it, marked interrupted, with exit status 1. With several passes
+// it leaves out the pass in progress and writes every row measured in an
+// earlier one, with its passes.
+func TestD500BenchInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	for _, passes := range []int{1, 2} {
+		jsonPath, mdPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.md")
+		// LeNet's row (or first pass) takes well under a second; ResNet-18's
+		// 1000 pairs would take minutes, so the interrupt falls inside it.
+		wait, onStderr := "lenet batch 1 threads 1: ", false
+		if passes > 1 {
+			wait, onStderr = "pass 1 of 2: "+wait, true
+		}
+		_, stderr := interruptBench(t, bin, onStderr, wait, "--models", "lenet,resnet18", "--batch", "1", "--threads", "1",
+			"--runs", "1000", "--passes", strconv.Itoa(passes), "--compare", "", "--json", jsonPath, "--md", mdPath)
+		if !strings.Contains(stderr, "interrupted; 1 rows measured") {
+			t.Errorf("%d passes: stderr:\n%s", passes, stderr)
+		}
+		var rep struct {
+			Interrupted bool `json:"interrupted"`
+			Rows        []struct {
+				Model  string `json:"model"`
+				Runs   int    `json:"runs"`
+				Passes int    `json:"passes"`
+				Error  string `json:"error"`
+			} `json:"rows"`
+		}
+		data := readJSON(t, jsonPath, &rep)
+		if !rep.Interrupted || len(rep.Rows) != 1 || rep.Rows[0].Model != "lenet" || rep.Rows[0].Runs != 1000 || rep.Rows[0].Passes != 1 || rep.Rows[0].Error != "" {
+			t.Errorf("%d passes: report after the interrupt: %s", passes, data)
+		}
+		md, err := os.ReadFile(mdPath)
+		if err != nil || !strings.Contains(string(md), "| lenet | 1 | 1 | 1000 |") || !strings.Contains(string(md), "Interrupted") {
+			t.Errorf("%d passes: markdown after the interrupt (%v):\n%s", passes, err, md)
+		}
+	}
+}
+
+// With --passes the table is measured over several times and each row's
+// runs are pooled: its figures are those of all the runs, and the report
+// keeps each pass's ratio and core round trip.
+func TestD500BenchPasses(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	jsonPath, mdPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.md")
+	stdout, stderr, code := runD500(t, bin, "bench", "--models", "lenet", "--batch", "1", "--threads", "1,2", "--runs", "2",
+		"--passes", "3", "--json", jsonPath, "--md", mdPath)
+	if code != 0 {
+		t.Fatalf("d500 bench: exit %d\n%s%s", code, stdout, stderr)
 	}
 	var rep struct {
-		Interrupted bool `json:"interrupted"`
-		Rows        []struct {
-			Model string `json:"model"`
-			Runs  int    `json:"runs"`
-			Error string `json:"error"`
+		Passes int `json:"passes"`
+		Rows   []struct {
+			Threads    int             `json:"threads"`
+			Runs       int             `json:"runs"`
+			Passes     int             `json:"passes"`
+			Backend    *benchQuantiles `json:"backend_ms"`
+			Compare    *benchQuantiles `json:"compare_ms"`
+			Ratio      float64         `json:"ratio"`
+			PassRatios []float64       `json:"pass_ratios"`
+			CoreRTTNs  float64         `json:"core_round_trip_ns"`
+			PassRTTNs  []float64       `json:"pass_core_round_trip_ns"`
+			Skipped    string          `json:"skipped"`
 		} `json:"rows"`
 	}
-	data, err := os.ReadFile(jsonPath)
+	data := readJSON(t, jsonPath, &rep)
+	if rep.Passes != 3 || len(rep.Rows) != 2 || rep.Rows[0].Threads != 1 || rep.Rows[1].Threads != 2 {
+		t.Fatalf("report %s", data)
+	}
+	for i, r := range rep.Rows {
+		if r.Runs != 6 || r.Passes != 3 || !r.Backend.ordered() {
+			t.Errorf("row %d: %d runs in %d passes, native %+v; want 6 in 3", i, r.Runs, r.Passes, r.Backend)
+		}
+		if _, ok := metrics.CoreRoundTrip(10); ok && (len(r.PassRTTNs) != 3 || r.CoreRTTNs <= 0) {
+			t.Errorf("row %d: core round trips %v, median %v", i, r.PassRTTNs, r.CoreRTTNs)
+		}
+		if !strings.Contains(stderr, fmt.Sprintf("pass 3 of 3: lenet batch 1 threads %d: median ", r.Threads)) {
+			t.Errorf("no progress line of the last pass of row %d:\n%s", i, stderr)
+		}
+		if r.Skipped != "" {
+			continue // no ONNX Runtime library here: TestD500Bench says so
+		}
+		// The ratio is that of the medians of all 6 runs, not an average
+		// of the passes' ratios.
+		if len(r.PassRatios) != 3 || !r.Compare.ordered() || r.Ratio != r.Backend.Median/r.Compare.Median {
+			t.Errorf("row %d against onnxruntime: %s", i, data)
+		}
+	}
+	if !strings.Contains(stdout, "(6 runs each in 3 passes") {
+		t.Errorf("row lines:\n%s", stdout)
+	}
+	md, err := os.ReadFile(mdPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Interrupted || len(rep.Rows) != 1 || rep.Rows[0].Model != "lenet" || rep.Rows[0].Runs != 1000 || rep.Rows[0].Error != "" {
-		t.Errorf("report after the interrupt: %s", data)
-	}
-	md, err := os.ReadFile(mdPath)
-	if err != nil || !strings.Contains(string(md), "| lenet | 1 | 1 | 1000 |") || !strings.Contains(string(md), "Interrupted") {
-		t.Errorf("markdown after the interrupt (%v):\n%s", err, md)
+	if !strings.Contains(string(md), "measured 3 times over") || !strings.Contains(string(md), "| per pass |") || !strings.Contains(string(md), "| lenet | 1 | 2 | 6 | ") {
+		t.Errorf("markdown table:\n%s", md)
 	}
 }

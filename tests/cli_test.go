@@ -210,13 +210,7 @@ func TestD500(t *testing.T) {
 				Support map[string]string `json:"support"`
 			} `json:"operators"`
 		}
-		data, err := os.ReadFile(js)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
+		readJSON(t, js, &doc)
 		reluYes := false
 		for _, o := range doc.Operators {
 			if o.OpType == "Relu" && o.Support["native"] == "yes" {
@@ -274,4 +268,18 @@ func TestD500(t *testing.T) {
 			t.Errorf("last line %q, want %q", got, want)
 		}
 	})
+}
+
+// readJSON decodes the JSON file at path into v and returns its bytes,
+// failing the test when it cannot.
+func readJSON(t *testing.T, path string, v any) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return data
 }

@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -52,13 +50,7 @@ func TestD500Run(t *testing.T) {
 			Min, Median, P90, Max float64
 		} `json:"latency_ms"`
 	}
-	data, err := os.ReadFile(benchJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, benchJSON, &rep)
 	l := rep.Latency
 	if rep.Backend != "native" || rep.Iterations != 5 || rep.Throughput <= 0 || !(l.Min <= l.Median && l.Median <= l.P90 && l.P90 <= l.Max) || l.Min <= 0 {
 		t.Fatalf("bench report %+v", rep)
@@ -138,13 +130,7 @@ func TestD500RunCompare(t *testing.T) {
 			Median float64 `json:"median"`
 		} `json:"latency_ms"`
 	}
-	data, err := os.ReadFile(benchJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	data := readJSON(t, benchJSON, &rep)
 	if rep.Backend != "native" || len(rep.Compare) != 1 {
 		t.Fatalf("report %s", data)
 	}

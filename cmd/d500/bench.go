@@ -19,7 +19,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--seed N] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]"
+const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--passes N] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--seed N] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]"
 
 // benchRow is one model, batch size and thread count of `d500 bench`:
 // the backend's and the compared backend's latencies, timed interleaved,
@@ -43,6 +43,13 @@ type benchRow struct {
 	// virtual machine it changes with the host's placement of the cores,
 	// and the latency of small networks on several threads with it.
 	CoreRoundTripNs float64 `json:"core_round_trip_ns,omitempty"`
+	// Passes is the number of passes over the table the row's runs were
+	// taken in; PassRatios the ratio of each pass's runs alone and
+	// PassCoreRoundTripNs the core round trip before each (the row's
+	// figures above are those of all the runs, and the median round trip).
+	Passes              int       `json:"passes,omitempty"`
+	PassRatios          []float64 `json:"pass_ratios,omitempty"`
+	PassCoreRoundTripNs []float64 `json:"pass_core_round_trip_ns,omitempty"`
 	// MaxAbsError and MaxRelError are how far the compared backend's
 	// outputs are from the backend's; Mismatch says what differs beyond
 	// metrics.CrossBackendTolerance scaled to the output (ScaledTo), if anything.
@@ -53,6 +60,8 @@ type benchRow struct {
 	// operator, or could not start); Error why the row failed otherwise.
 	Skipped string `json:"skipped,omitempty"`
 	Error   string `json:"error,omitempty"`
+
+	order int // the row's place in the table
 }
 
 // benchJSON is `d500 bench --json`.
@@ -62,7 +71,9 @@ type benchJSON struct {
 	Compare     string              `json:"compare,omitempty"`
 	Warmup      int                 `json:"warmup"`
 	AllocRuns   int                 `json:"alloc_runs"`
-	Rows        []benchRow          `json:"rows"`
+	// Passes is the number of times the table was measured over.
+	Passes int        `json:"passes"`
+	Rows   []benchRow `json:"rows"`
 	// Interrupted is set when the run was stopped before its last row; the
 	// rows are those measured until then.
 	Interrupted bool `json:"interrupted"`
@@ -75,10 +86,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	modelList := fs.String("models", strings.Join(models.PresetNames(), ","), "comma-separated model presets")
 	batchList := fs.String("batch", "1,8", "comma-separated batch sizes")
 	threadList := fs.String("threads", "1,2", "comma-separated thread counts of both backends")
-	runs := fs.Int("runs", 20, "timed runs of each backend per row")
-	minRuns := fs.Int("min-runs", 3, "timed runs of each backend per row even when --budget is exceeded")
-	budget := fs.Duration("budget", 0, "time a row's timed runs may take, judged from its warm-up (0: no limit); cuts --runs down to --min-runs for slow models")
-	warmup := fs.Int("warmup", 2, "untimed runs of each backend per row before the timed ones")
+	runs := fs.Int("runs", 20, "timed runs of each backend per row and pass")
+	minRuns := fs.Int("min-runs", 3, "timed runs of each backend per row and pass even when --budget is exceeded")
+	budget := fs.Duration("budget", 0, "time a row's timed runs in one pass may take, judged from its warm-up (0: no limit); cuts --runs down to --min-runs for slow models")
+	warmup := fs.Int("warmup", 2, "untimed runs of each backend per row and pass before the timed ones")
+	passes := fs.Int("passes", 1, "times the whole table is measured over, each row's runs pooled across the passes: a stretch in which the machine is slower falls on one pass of a row, not on all of its runs")
 	allocRuns := fs.Int("alloc-runs", 3, "runs of the backend after the timed ones over which its heap allocations are counted")
 	backendName := fs.String("backend", "native", "the backend measured: "+strings.Join(backend.Known, ", "))
 	compare := fs.String("compare", "onnxruntime", "the backend it is compared with (empty: none)")
@@ -111,6 +123,8 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--runs %d: need at least one timed run", *runs)
 	case *minRuns < 0 || *warmup < 0 || *budget < 0:
 		return usageError(fs, stderr, "--min-runs, --warmup and --budget must not be negative")
+	case *passes <= 0:
+		return usageError(fs, stderr, "--passes %d: need at least one pass", *passes)
 	case *allocRuns <= 0:
 		return usageError(fs, stderr, "--alloc-runs %d: need at least one run", *allocRuns)
 	}
@@ -131,39 +145,84 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	stopSignals := stopOnInterrupt("bench", "stopping now; the row being measured is left out", cancel, stderr)
 	defer stopSignals()
 
-	rep := benchJSON{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Rows: []benchRow{}}
+	rep := benchJSON{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Passes: *passes, Rows: []benchRow{}}
 	b := bencher{
 		base: *backendName, other: *compare, settings: settings, optimize: *optimize, seed: *seed,
 		cfg:       metrics.PairConfig{Warmup: *warmup, Runs: *runs, MinRuns: *minRuns, Budget: *budget, Stop: ctx},
 		allocRuns: *allocRuns,
 	}
 	status := exitOK
-rows:
-	for _, name := range names {
-		model, err := models.Preset(name, *seed)
-		if err != nil {
-			fmt.Fprintf(stderr, "d500 bench: %v\n", err)
+	// The cases in table order: built in the first pass, measured in
+	// every pass, finished (figures pooled, allocations counted, networks
+	// closed) after their last. With one pass each case is finished as
+	// soon as it is measured, so one model's networks are open at a time.
+	var cases []*benchCase
+	finish := func(c *benchCase, interrupted bool) {
+		row := c.finish(!interrupted, b.allocRuns)
+		if row.Error != "" {
 			status = exitFail
-			continue
 		}
-		for _, batch := range batches {
-			for _, t := range threads {
-				if ctx.Err() != nil {
-					rep.Interrupted = true
-					break rows
-				}
-				row := b.row(model, name, batch, t)
-				if errors.Is(ctx.Err(), context.Canceled) && row.Error != "" {
-					rep.Interrupted = true // the row in progress was cut short: leave it out
-					break rows
-				}
-				if row.Error != "" {
+		printBenchRow(stdout, rep, row)
+		rep.Rows = append(rep.Rows, row)
+	}
+	presets := map[string]*onnx.Model{} // built in the first pass; nil: it failed
+table:
+	for pass := range *passes {
+		i := 0
+		for _, name := range names {
+			if pass == 0 {
+				model, err := models.Preset(name, *seed)
+				if err != nil {
+					fmt.Fprintf(stderr, "d500 bench: %v\n", err)
 					status = exitFail
 				}
-				printBenchRow(stdout, rep, row)
-				rep.Rows = append(rep.Rows, row)
+				presets[name] = model
+			}
+			model := presets[name]
+			if model == nil {
+				continue
+			}
+			for _, batch := range batches {
+				for _, t := range threads {
+					if ctx.Err() != nil {
+						rep.Interrupted = true
+						break table
+					}
+					if pass == 0 {
+						cases = append(cases, &benchCase{row: benchRow{Model: name, Batch: batch, Threads: t, order: len(cases)}})
+					}
+					c := cases[i]
+					i++
+					if !c.done() {
+						b.open(c, model)
+					}
+					before := len(c.passes)
+					if !c.measure(&b) {
+						rep.Interrupted = true // the pass in progress was cut short: it is left out
+						break table
+					}
+					if *passes > 1 && len(c.passes) > before {
+						printBenchPass(stderr, pass, *passes, c)
+					}
+					if !c.finished && (pass == *passes-1 || c.done()) {
+						finish(c, false)
+					}
+					c.close()
+				}
 			}
 		}
+	}
+	if rep.Interrupted {
+		// The cases measured in at least one pass keep those passes, in
+		// table order; the others are left out.
+		for _, c := range cases {
+			if !c.finished && len(c.passes) > 0 {
+				finish(c, true)
+			} else {
+				c.close()
+			}
+		}
+		slices.SortStableFunc(rep.Rows, func(a, b benchRow) int { return a.order - b.order })
 	}
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "d500 bench: interrupted; %d rows measured\n", len(rep.Rows))
@@ -194,73 +253,158 @@ type bencher struct {
 	allocRuns   int
 }
 
-// row measures one model at one batch size and thread count. A backend
-// that cannot build or run the model makes the row skipped, with the
-// reason (the base backend), or leaves the compared figures out (the other
-// one); any other failure is the row's Error.
-func (b bencher) row(model *onnx.Model, name string, batch, threads int) benchRow {
-	row := benchRow{Model: name, Batch: batch, Threads: threads}
+// benchCase is one row of the table while it is measured: the two
+// networks, their inputs and the passes timed so far.
+type benchCase struct {
+	row               benchRow
+	base, other       network.Network
+	runBase, runOther func() error
+	passes            []metrics.PairResult
+	roundTrips        []float64 // the core round trip before each pass, ns
+	baseSkipped       bool      // the base backend cannot run the model
+	compared          bool      // the other backend runs it: the passes time both
+	finished          bool
+}
+
+// done reports whether the case is measured no further: the base backend
+// cannot run it, it failed, or its row is made.
+func (c *benchCase) done() bool { return c.baseSkipped || c.row.Error != "" || c.finished }
+
+// open builds the case's model at its batch size and thread count on both
+// backends and checks their outputs against each other. A backend that
+// cannot build or run the model makes the row skipped, with the reason
+// (the base backend), or leaves the compared figures out (the other one);
+// any other failure is the row's Error.
+// In later passes it builds them again: keeping every row's networks
+// open from one pass to the next would hold gigabytes (the large networks
+// at batch 8), and building them takes a few seconds for the whole table.
+func (b *bencher) open(c *benchCase, model *onnx.Model) {
+	row := &c.row
 	// The previous row's garbage is collected now, not during this one.
 	runtime.GC()
-	opts := backend.Options{Threads: threads, Settings: b.settings, Optimize: b.optimize}
+	opts := backend.Options{Threads: row.Threads, Settings: b.settings, Optimize: b.optimize}
 	base, err := backend.New(b.base, model, opts)
 	if err != nil {
-		row.Skipped = byBackend(b.base, err.Error())
-		return row
+		row.Skipped, c.baseSkipped = byBackend(b.base, err.Error()), true
+		return
 	}
-	defer base.Close()
-	feeds, err := batchFeeds(model.Graph, base.Inputs(), batch, b.seed)
+	c.base = base
+	feeds, err := batchFeeds(model.Graph, base.Inputs(), row.Batch, b.seed)
 	if err != nil {
 		row.Error = err.Error()
-		return row
+		c.close()
+		return
 	}
 	want, err := base.Inference(feeds)
 	if errors.Is(err, network.ErrUnsupported) {
-		row.Skipped = byBackend(b.base, err.Error())
-		return row
+		row.Skipped, c.baseSkipped = byBackend(b.base, err.Error()), true
+		c.close()
+		return
 	}
 	if err != nil {
 		row.Error = byBackend(b.base, err.Error())
-		return row
+		c.close()
+		return
 	}
 	// Both sides run through network.InferInto: outputs are copied into
 	// tensors kept between runs (where the backend can), so the time and
 	// the allocations are those of inference, not of the result's copy.
 	baseOut, otherOut := map[string]onnx.Value{}, map[string]onnx.Value{}
-	runBase := func() error { _, err := network.InferInto(base, feeds, baseOut); return err }
-	var runOther func() error
+	c.runBase = func() error { _, err := network.InferInto(base, feeds, baseOut); return err }
 	if b.other != "" {
-		other, reason, err := b.checkedOther(model, opts, feeds, want, base.Outputs(), &row)
+		other, reason, err := b.checkedOther(model, opts, feeds, want, base.Outputs(), row)
 		switch {
 		case err != nil:
 			row.Error = byBackend(b.other, err.Error())
-			return row
+			c.close()
+			return
 		case reason != "":
 			row.Skipped = byBackend(b.other, reason)
 		default:
-			defer other.Close()
-			runOther = func() error { _, err := network.InferInto(other, feeds, otherOut); return err }
+			c.other, c.compared = other, true
+			c.runOther = func() error { _, err := network.InferInto(other, feeds, otherOut); return err }
 		}
 	}
-	if rtt, ok := metrics.CoreRoundTrip(coreRoundTrips); ok {
-		row.CoreRoundTripNs = float64(rtt.Nanoseconds())
+}
+
+// measure times one pass of the case, if it is still measured, and
+// reports false when the run was interrupted during it (the pass is then
+// left out). A failing run makes the row's Error.
+func (c *benchCase) measure(b *bencher) bool {
+	if c.done() {
+		return true
 	}
-	res, err := metrics.BenchPair(runBase, runOther, b.cfg)
+	rtt := 0.0
+	if d, ok := metrics.CoreRoundTrip(coreRoundTrips); ok {
+		rtt = float64(d.Nanoseconds())
+	}
+	res, err := metrics.BenchPair(c.runBase, c.runOther, b.cfg)
 	if err != nil {
-		row.Error = err.Error()
+		if b.cfg.Stop != nil && b.cfg.Stop.Err() != nil {
+			return false
+		}
+		c.row.Error = err.Error()
+		c.close()
+		return true
+	}
+	c.passes = append(c.passes, res)
+	c.roundTrips = append(c.roundTrips, rtt)
+	return true
+}
+
+// finish makes the row from the passes measured, counts the base
+// backend's allocations (when countAllocs), and closes the networks.
+func (c *benchCase) finish(countAllocs bool, allocRuns int) benchRow {
+	defer c.close()
+	c.finished = true
+	row := c.row
+	if row.Error != "" || len(c.passes) == 0 {
 		return row
 	}
+	res := metrics.PoolPairs(c.passes...)
 	row.Runs, row.Backend = res.Runs, &res.A
-	if runOther != nil {
+	if c.compared {
 		row.Compare, row.Ratio = &res.B, res.Ratio
+		for _, p := range c.passes {
+			row.PassRatios = append(row.PassRatios, p.Ratio)
+		}
 	}
-	allocs, err := metrics.MeasureAllocations(runBase, b.allocRuns)
+	row.Passes = len(c.passes)
+	if slices.ContainsFunc(c.roundTrips, func(v float64) bool { return v > 0 }) {
+		row.CoreRoundTripNs = median(c.roundTrips)
+		row.PassCoreRoundTripNs = c.roundTrips
+	}
+	if !countAllocs {
+		return row
+	}
+	allocs, err := metrics.MeasureAllocations(c.runBase, allocRuns)
 	if err != nil {
 		row.Error = err.Error()
 		return row
 	}
 	row.Allocations = &allocs
 	return row
+}
+
+// close closes the case's networks.
+func (c *benchCase) close() {
+	for _, n := range []*network.Network{&c.base, &c.other} {
+		if *n != nil {
+			(*n).Close()
+			*n = nil
+		}
+	}
+	c.runBase, c.runOther = nil, nil
+}
+
+// median is the median of values (not empty).
+func median(values []float64) float64 {
+	v := slices.Sorted(slices.Values(values))
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
 }
 
 // coreRoundTrips is the number of round trips CoreRoundTrip times before
@@ -369,6 +513,17 @@ func parsePositiveInts(flagName, list string) ([]int, error) {
 	return out, nil
 }
 
+// printBenchPass prints a line on the progress of a table measured in
+// several passes, whose rows are printed when their last pass is done.
+func printBenchPass(w io.Writer, pass, passes int, c *benchCase) {
+	p := c.passes[len(c.passes)-1]
+	fmt.Fprintf(w, "d500 bench: pass %d of %d: %s batch %d threads %d: median %.3f ms", pass+1, passes, c.row.Model, c.row.Batch, c.row.Threads, p.A.Median)
+	if c.compared {
+		fmt.Fprintf(w, ", ratio %.2f", p.Ratio)
+	}
+	fmt.Fprintln(w)
+}
+
 // printBenchRow prints a row's line as it is measured.
 func printBenchRow(w io.Writer, rep benchJSON, r benchRow) {
 	fmt.Fprintf(w, "%s batch %d threads %d: ", r.Model, r.Batch, r.Threads)
@@ -381,7 +536,13 @@ func printBenchRow(w io.Writer, rep benchJSON, r benchRow) {
 	if r.Allocations != nil {
 		fmt.Fprintf(w, ", %.0f allocs/inference", r.Allocations.AllocsPerRun)
 	}
-	if r.Runs > 0 {
+	if r.Runs > 0 && r.Passes > 1 {
+		fmt.Fprintf(w, " (%d runs each in %d passes", r.Runs, r.Passes)
+		if len(r.PassRatios) > 0 {
+			fmt.Fprintf(w, ", ratio per pass %.2f–%.2f", slices.Min(r.PassRatios), slices.Max(r.PassRatios))
+		}
+		fmt.Fprint(w, ")")
+	} else if r.Runs > 0 {
 		fmt.Fprintf(w, " (%d runs each)", r.Runs)
 	}
 	if r.CoreRoundTripNs > 0 {
@@ -431,11 +592,17 @@ func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
 		"Core RTT: the round trip of a cache line between two cores, in ns, measured just before the row by two threads pinned to the first two processors; "+
 		"on a virtual machine it changes with where the host places the virtual cores, and the latency of small networks on two threads with it.\n\n",
 		rep.Warmup, rep.Backend, other, rep.Backend, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
-	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | core RTT | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
-	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
+	if rep.Passes > 1 {
+		fmt.Fprintf(&sb, "The table was measured %d times over, one pass after the other, and each row's runs from all the passes are "+
+			"taken together: its medians are those of all its runs, so that a stretch of a minute in which the machine ran slower "+
+			"falls on one pass of a row, not on all of it. `per pass` gives the lowest and highest ratio of one pass's runs alone, "+
+			"`core RTT` the median over the passes.\n\n", rep.Passes)
+	}
+	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | per pass | core RTT | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
+	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	dash := "–"
 	for _, r := range rep.Rows {
-		cells := []string{r.Model, strconv.Itoa(r.Batch), strconv.Itoa(r.Threads), dash, dash, dash, dash, dash, dash, dash, dash, dash, ""}
+		cells := []string{r.Model, strconv.Itoa(r.Batch), strconv.Itoa(r.Threads), dash, dash, dash, dash, dash, dash, dash, dash, dash, dash, ""}
 		if r.Runs > 0 {
 			cells[3] = strconv.Itoa(r.Runs)
 		}
@@ -446,13 +613,16 @@ func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
 			cells[6], cells[7] = fmt.Sprintf("%.3f", q.Median), fmt.Sprintf("%.3f–%.3f", q.P10, q.P90)
 			cells[8] = fmt.Sprintf("%.2f", r.Ratio)
 		}
+		if len(r.PassRatios) > 1 {
+			cells[9] = fmt.Sprintf("%.2f–%.2f", slices.Min(r.PassRatios), slices.Max(r.PassRatios))
+		}
 		if r.CoreRoundTripNs > 0 {
-			cells[9] = fmt.Sprintf("%.0f", r.CoreRoundTripNs)
+			cells[10] = fmt.Sprintf("%.0f", r.CoreRoundTripNs)
 		}
 		if a := r.Allocations; a != nil {
-			cells[10], cells[11] = fmt.Sprintf("%.0f", a.AllocsPerRun), fmt.Sprintf("%.0f", a.BytesPerRun/1024)
+			cells[11], cells[12] = fmt.Sprintf("%.0f", a.AllocsPerRun), fmt.Sprintf("%.0f", a.BytesPerRun/1024)
 		}
-		note := &cells[12]
+		note := &cells[13]
 		switch {
 		case r.Error != "":
 			*note = "error: " + oneLine(r.Error)

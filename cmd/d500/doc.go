@@ -48,15 +48,20 @@
 //
 // bench:
 //
-//	d500 bench [--models LIST] [--batch 1,8] [--threads 1,2] [--runs N] [--min-runs N] [--budget D]
+//	d500 bench [--models LIST] [--batch 1,8] [--threads 1,2] [--passes N] [--runs N] [--min-runs N] [--budget D]
 //	           [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false]
 //	           [--seed N] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]
 //
 // For every preset, batch size and thread count: the medians and p10–p90 of
 // both backends timed interleaved, their ratio, and the --backend's heap
 // allocations per inference; a backend that cannot run a model leaves the
-// row skipped with the reason. On an interrupt the row being measured is
-// left out and the rows before it are written.
+// row skipped with the reason. With --passes N the whole table is measured
+// N times over, each row's networks built anew in every pass, and a row's
+// figures are those of its runs from all the passes pooled, with each
+// pass's ratio beside them: a stretch in which the shared machine runs
+// slower then falls on one pass of a row, not on all of it. On an
+// interrupt the pass being measured is left out and the rows measured in
+// earlier passes (with one pass: the rows before it) are written.
 //
 // Exit status: 0 success; 1 failed checks or run errors; 2 bad usage
 // (unknown command or flag, missing argument, unknown backend, a DIR that
