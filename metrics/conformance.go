@@ -107,6 +107,19 @@ func RunCase(c Case, cfg Config) (res Result) {
 	return res
 }
 
+// unknownOperatorReason says why model is a bad model when one of its
+// nodes has an operator no schema defines. Such a case fails, naming the
+// node, whatever the backend, instead of being skipped as an operator the
+// backend lacks is: no backend could run it.
+func unknownOperatorReason(model *onnx.Model) (string, bool) {
+	unknown := model.UnknownNodes()
+	if len(unknown) == 0 {
+		return "", false
+	}
+	n := unknown[0]
+	return fmt.Sprintf("bad model: node %v: %s, which no operator schema defines", n, n.Op.(*onnx.UnknownOperator).Reason()), true
+}
+
 // caseRun holds the state of one case while it runs.
 type caseRun struct {
 	dir            string
@@ -122,6 +135,9 @@ func (cr *caseRun) run() (Status, string) {
 	}
 	if model.Graph == nil {
 		return Failed, ModelFile + " has no graph"
+	}
+	if reason, bad := unknownOperatorReason(model); bad {
+		return Failed, reason
 	}
 	sets, err := dataSets(cr.dir)
 	if err != nil {

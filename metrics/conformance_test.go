@@ -164,15 +164,17 @@ func unaryCase(t *testing.T, name, opType string) string {
 	return dir
 }
 
-// The harness must skip a case whose operator is unknown, naming it.
-func TestUnknownOperatorSkipped(t *testing.T) {
+// A case whose operator no schema defines is a bad model: it fails,
+// naming the operator, on every backend (skipped is for an operator the
+// backend lacks).
+func TestUnknownOperatorFails(t *testing.T) {
 	dir := unaryCase(t, "test_no_such_op", "NoSuchOp")
 	r := runOne(t, dir, "native")
-	if r.Status != metrics.Skipped {
-		t.Fatalf("NoSuchOp: %s (%q), want skipped", r.Status, r.Reason)
+	if r.Status != metrics.Failed {
+		t.Fatalf("NoSuchOp: %s (%q), want failed", r.Status, r.Reason)
 	}
-	if !strings.Contains(r.Reason, "NoSuchOp") {
-		t.Errorf("reason %q does not name NoSuchOp", r.Reason)
+	if !strings.Contains(r.Reason, "NoSuchOp") || !strings.Contains(r.Reason, "bad model") {
+		t.Errorf("reason %q does not say the model is bad and name NoSuchOp", r.Reason)
 	}
 	if r.Name != "custom/test_no_such_op" {
 		t.Errorf("name %q", r.Name)
@@ -362,7 +364,7 @@ func TestRunFilterAndInterrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Tests) != 1 || rep.Tests[0].Name != "custom/test_two" || rep.Skipped != 1 {
+	if len(rep.Tests) != 1 || rep.Tests[0].Name != "custom/test_two" || rep.Failed != 1 {
 		t.Errorf("filtered run: %+v", rep)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -224,6 +224,9 @@ func (gc *gradCase) run() (Status, string) {
 	if model.Graph == nil {
 		return Failed, ModelFile + " has no graph"
 	}
+	if reason, bad := unknownOperatorReason(model); bad {
+		return Failed, reason
+	}
 	feeds, err := gc.readInputs(model.Graph)
 	if err != nil {
 		return Failed, err.Error()

@@ -371,3 +371,13 @@ func TestGradCheckRefinesLargeSteps(t *testing.T) {
 		t.Errorf("%d tensors, %d elements", r.Tensors, r.Elements)
 	}
 }
+
+// A case whose operator no schema defines fails as a bad model in the
+// gradient check too, as in conformance.
+func TestGradCheckUnknownOperatorFails(t *testing.T) {
+	dir := unaryCase(t, "test_no_such_op", "NoSuchOp")
+	r := gradOne(t, dir, metrics.GradConfig{Backend: "native"})
+	if r.Status != metrics.Failed || !strings.Contains(r.Reason, "bad model") || !strings.Contains(r.Reason, "NoSuchOp") {
+		t.Errorf("%s %q, want failed naming NoSuchOp", r.Status, r.Reason)
+	}
+}

@@ -114,6 +114,38 @@ func (u *UnknownOperator) Reason() string {
 	return fmt.Sprintf("unknown operator %s (domain %s, opset %d)", u.Type, d, u.Opset)
 }
 
+// UnknownNodes returns the nodes of m whose operator is an
+// UnknownOperator: in its graph, in the graphs of its nodes' attributes
+// (the branches of an If, the body of a Loop), and in its functions'
+// bodies. A model with one is not a valid model of its opsets: no
+// schema of the domain defines that operator at the imported version.
+func (m *Model) UnknownNodes() []*Node {
+	var out []*Node
+	var walk func(nodes []*Node)
+	walk = func(nodes []*Node) {
+		for _, n := range nodes {
+			if _, ok := n.Op.(*UnknownOperator); ok {
+				out = append(out, n)
+			}
+			for _, a := range n.Attributes {
+				if a.Graph != nil {
+					walk(a.Graph.Nodes)
+				}
+				for _, g := range a.Graphs {
+					walk(g.Nodes)
+				}
+			}
+		}
+	}
+	if m.Graph != nil {
+		walk(m.Graph.Nodes)
+	}
+	for _, f := range m.Functions {
+		walk(f.Nodes)
+	}
+	return out
+}
+
 // FunctionCall is the operator of a node that calls a model-local function.
 type FunctionCall struct {
 	Function *Function

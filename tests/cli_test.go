@@ -182,6 +182,8 @@ func TestD500(t *testing.T) {
 			{"conformance", "--no-such-flag", relu},
 			{"conformance", "--backend", "tensorflow", relu},
 			{"conformance", "--run", "(", relu},
+			{"conformance", "--run", "test_no_such_case", relu},
+			{"gradcheck", "--run", "test_no_such_case", relu},
 			{"conformance", filepath.Join(tmp, "no-such-folder")},
 			{"ops", "--backend", "tensorflow"},
 		} {

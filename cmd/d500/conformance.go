@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -36,21 +38,12 @@ func cmdConformance(args []string, stdout, stderr io.Writer) int {
 	if *threads < 0 {
 		return usageError(fs, stderr, "--threads must not be negative, got %d", *threads)
 	}
-	var filter *regexp.Regexp
-	if *runExpr != "" {
-		re, err := regexp.Compile(*runExpr)
-		if err != nil {
-			return usageError(fs, stderr, "bad --run expression: %v", err)
-		}
-		filter = re
-	}
 	if _, err := backend.Get(*backendName); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
-	cases, err := metrics.FindCases(dirs...)
-	if err != nil {
-		fmt.Fprintf(stderr, "d500 conformance: %v\n", err)
-		return exitUsage
+	cases, filter, code := selectCases(fs, dirs, *runExpr, stderr)
+	if code >= 0 {
+		return code
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -79,16 +72,42 @@ func cmdConformance(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	status := finishReport("conformance", rep, *jsonPath, *csvPath, *runExpr, stderr)
+	status := finishReport("conformance", rep, *jsonPath, *csvPath, stderr)
 	fmt.Fprintln(stdout, rep.Summary())
 	return status
+}
+
+// selectCases finds the test cases under dirs and compiles --run: a DIR
+// that does not exist or holds no case, a --run that does not compile and
+// a --run that matches none of the cases found are usage errors (code 2;
+// -1 to go on), so that a typo in a filter is not a run of nothing that
+// succeeds.
+func selectCases(fs *flag.FlagSet, dirs []string, runExpr string, stderr io.Writer) (cases []metrics.Case, filter *regexp.Regexp, code int) {
+	if runExpr != "" {
+		re, err := regexp.Compile(runExpr)
+		if err != nil {
+			return nil, nil, usageError(fs, stderr, "bad --run expression: %v", err)
+		}
+		filter = re
+	}
+	cases, err := metrics.FindCases(dirs...)
+	if err != nil {
+		fmt.Fprintf(stderr, "d500 %s: %v\n", fs.Name(), err)
+		return nil, nil, exitUsage
+	}
+	if filter != nil && !slices.ContainsFunc(cases, func(c metrics.Case) bool { return filter.MatchString(c.Name) }) {
+		fmt.Fprintf(stderr, "d500 %s: --run %q matches none of the %d cases in %s (names are suite/case, e.g. %s)\n",
+			fs.Name(), runExpr, len(cases), strings.Join(dirs, ", "), cases[0].Name)
+		return nil, nil, exitUsage
+	}
+	return cases, filter, -1
 }
 
 // finishReport writes the report's JSON and CSV files — whatever happened
 // during the run, so an interrupted run keeps what it measured — says what
 // went wrong on stderr, and returns the exit status: exitFail when a case
 // failed, the run was interrupted or a file could not be written.
-func finishReport(command string, rep *metrics.Report, jsonPath, csvPath, runExpr string, stderr io.Writer) int {
+func finishReport(command string, rep *metrics.Report, jsonPath, csvPath string, stderr io.Writer) int {
 	status := exitOK
 	if jsonPath != "" {
 		if err := rep.WriteJSONFile(jsonPath); err != nil {
@@ -101,9 +120,6 @@ func finishReport(command string, rep *metrics.Report, jsonPath, csvPath, runExp
 			fmt.Fprintf(stderr, "d500 %s: %v\n", command, err)
 			status = exitFail
 		}
-	}
-	if len(rep.Tests) == 0 && !rep.Interrupted {
-		fmt.Fprintf(stderr, "d500 %s: no case matches --run %q\n", command, runExpr)
 	}
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "d500 %s: interrupted; %d cases ran\n", command, len(rep.Tests))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/deep500/deep500-go/backend"
@@ -67,21 +66,12 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 	if *samples < 0 {
 		return usageError(fs, stderr, "--samples must not be negative, got %d", *samples)
 	}
-	var filter *regexp.Regexp
-	if *runExpr != "" {
-		re, err := regexp.Compile(*runExpr)
-		if err != nil {
-			return usageError(fs, stderr, "bad --run expression: %v", err)
-		}
-		filter = re
-	}
 	if _, err := backend.Get(*backendName); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
-	cases, err := metrics.FindCases(dirs...)
-	if err != nil {
-		fmt.Fprintf(stderr, "d500 gradcheck: %v\n", err)
-		return exitUsage
+	cases, filter, code := selectCases(fs, dirs, *runExpr, stderr)
+	if code >= 0 {
+		return code
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -120,7 +110,7 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	status := finishReport("gradcheck", rep, *jsonPath, *csvPath, *runExpr, stderr)
+	status := finishReport("gradcheck", rep, *jsonPath, *csvPath, stderr)
 	gradcheckClosingNote(stdout, results)
 	fmt.Fprintln(stdout, rep.Summary())
 	return status
