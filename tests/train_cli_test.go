@@ -258,3 +258,57 @@ func TestD500TrainBatchNorm(t *testing.T) {
 		}
 	}
 }
+
+// Every numeric flag of train is checked before any work: a NaN, infinite
+// or out-of-range hyperparameter, and an explicit zero --steps or
+// --epochs, are usage errors naming the flag or value (they used to be
+// replaced by the default, or train a whole epoch, with exit status 0);
+// the help shows no sentinel default for the optimizer's hyperparameters;
+// a batch larger than the training set is cut to it with a warning.
+func TestD500TrainValidatesFlags(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lr", "-0.1"}, "lr"},
+		{[]string{"--lr", "NaN"}, "NaN"},
+		{[]string{"--lr", "inf"}, "inf"},
+		{[]string{"--lr", "fast"}, "fast"},
+		{[]string{"--optimizer", "momentum", "--momentum", "-0.5"}, "momentum"},
+		{[]string{"--optimizer", "adam", "--beta1", "1"}, "beta1"},
+		{[]string{"--optimizer", "adam", "--beta2", "-0.1"}, "beta2"},
+		{[]string{"--optimizer", "adam", "--eps", "-1e-8"}, "eps"},
+		{[]string{"--optimizer", "rmsprop", "--alpha", "-0.99"}, "alpha"},
+		{[]string{"--weight-decay", "-1"}, "weight decay"},
+		{[]string{"--steps", "0"}, "--steps"},
+		{[]string{"--epochs", "0"}, "--epochs"},
+		{[]string{"--batch", "0"}, "--batch"},
+	} {
+		args := append([]string{"train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=64,test=16"}, tc.args...)
+		_, stderr, code := runD500(t, bin, args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("d500 %v: exit %d, want 2 with %q in:\n%s", args, code, tc.want, stderr)
+		}
+	}
+	help, helpErr, code := runD500(t, bin, "train", "-h")
+	if code != 0 || strings.Contains(help+helpErr, "(default -1)") {
+		t.Errorf("train -h: exit %d, shows a sentinel default:\n%s%s", code, help, helpErr)
+	}
+	csvPath := filepath.Join(dir, "big_batch.csv")
+	so, se, code := runD500(t, bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=64,test=16",
+		"--batch", "1000000", "--steps", "2", "--csv", csvPath)
+	if code != 0 || !strings.Contains(se, "--batch 1000000 is more than the 64 training samples") {
+		t.Fatalf("--batch 1000000: exit %d, want 0 and a warning:\n%s%s", code, so, se)
+	}
+	data, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two steps of the whole set, one an epoch: 128 samples seen after
+	// the second.
+	if !strings.Contains(string(data), "\n2,2,128,") {
+		t.Errorf("CSV after a cut batch:\n%s", data)
+	}
+}

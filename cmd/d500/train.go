@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -129,6 +130,13 @@ func (s *trainingSetup) Close() {
 	}
 }
 
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // cmdTrain trains a model with a reference or native optimizer.
 func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("train", trainSynopsis, stderr)
@@ -138,13 +146,13 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	lossName := fs.String("loss", "softmax-xent", "loss appended to the model's first output: "+lossKindList()+" (all trained on class labels)")
 	optName := fs.String("optimizer", "sgd", "optimizer: "+strings.Join(optimizer.Names(), " "))
 	impl := fs.String("impl", "reference", "optimizer implementation: reference (through the Network API) or native (inside the backend)")
-	lr := fs.Float64("lr", -1, "learning rate (default: the optimizer's; -1 keeps it)")
-	momentum := fs.Float64("momentum", -1, "momentum (default: the optimizer's; -1 keeps it)")
-	beta1 := fs.Float64("beta1", -1, "Adam beta1 (default 0.9)")
-	beta2 := fs.Float64("beta2", -1, "Adam beta2 (default 0.999)")
-	eps := fs.Float64("eps", -1, "epsilon (default: the optimizer's; -1 keeps it)")
-	alpha := fs.Float64("alpha", -1, "RMSprop smoothing constant (default 0.99)")
-	wd := fs.Float64("weight-decay", -1, "weight decay (default: the optimizer's; -1 keeps it)")
+	lr := optionalFloatFlag(fs, "lr", "learning rate, a number `F` ≥ 0 (default: the optimizer's, as torch.optim's)")
+	momentum := optionalFloatFlag(fs, "momentum", "momentum, a number `F` ≥ 0 (default: the optimizer's; 0.9 for momentum and nesterov)")
+	beta1 := optionalFloatFlag(fs, "beta1", "Adam's beta1, a number `F` in [0, 1) (default 0.9)")
+	beta2 := optionalFloatFlag(fs, "beta2", "Adam's beta2, a number `F` in [0, 1) (default 0.999)")
+	eps := optionalFloatFlag(fs, "eps", "epsilon, a number `F` ≥ 0 (default: the optimizer's)")
+	alpha := optionalFloatFlag(fs, "alpha", "RMSprop's smoothing constant, a number `F` ≥ 0 (default 0.99)")
+	wd := optionalFloatFlag(fs, "weight-decay", "weight decay, a number `F` ≥ 0 (default: the optimizer's)")
 	batch := fs.Int("batch", 64, "batch size")
 	epochs := fs.Int("epochs", 0, "epochs to train (default 1 when --steps is not given)")
 	steps := fs.Int("steps", 0, "optimizer steps to train")
@@ -178,6 +186,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "give --epochs or --steps, not both")
 	case *epochs < 0 || *steps < 0 || *batch <= 0 || *threads < 0:
 		return usageError(fs, stderr, "--epochs, --steps and --threads must not be negative, --batch must be positive")
+	case given(fs, "epochs") && *epochs == 0, given(fs, "steps") && *steps == 0:
+		return usageError(fs, stderr, "--epochs and --steps must be positive when given (leave both out for one epoch)")
 	}
 	if *epochs == 0 && *steps == 0 {
 		*epochs = 1
@@ -209,12 +219,15 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	// A value given replaces the optimizer's default whatever it is;
+	// optimizer.New then refuses those out of range (a negative rate,
+	// a beta of 1), as torch.optim does.
 	for _, o := range []struct {
-		v   float64
+		v   *optionalFloat
 		dst *float64
-	}{{*lr, &hp.LR}, {*momentum, &hp.Momentum}, {*beta1, &hp.Beta1}, {*beta2, &hp.Beta2}, {*eps, &hp.Eps}, {*alpha, &hp.Alpha}, {*wd, &hp.WeightDecay}} {
-		if o.v >= 0 {
-			*o.dst = o.v
+	}{{lr, &hp.LR}, {momentum, &hp.Momentum}, {beta1, &hp.Beta1}, {beta2, &hp.Beta2}, {eps, &hp.Eps}, {alpha, &hp.Alpha}, {wd, &hp.WeightDecay}} {
+		if o.v.set {
+			*o.dst = o.v.v
 		}
 	}
 	rule, err := optimizer.New(*optName, hp)
@@ -255,6 +268,10 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	trainSet, trainSeed, err := dist.trainSet(trainSet, *seed, !*noShuffle)
 	if err != nil {
 		return fail(err)
+	}
+	if n := trainSet.Len(); *batch > n && n > 0 {
+		fmt.Fprintf(stderr, "d500 train: --batch %d is more than the %d training samples: batches of %d\n", *batch, n, n)
+		*batch = n
 	}
 	var transforms []runner.Transform
 	if *normalize {
