@@ -11,7 +11,10 @@
 // returns), so that they take no core from what runs next. A region
 // never waits for a goroutine that has not started its part: the caller
 // takes the parts left, so a busy machine slows a region down to serial
-// speed, not below it.
+// speed, not below it. A part that panics does not end the process: the
+// region finishes its other parts and the caller panics with a PartPanic,
+// where its own recover (the native executor's, which names the node)
+// can see it.
 //
 // It is kept apart from the operators (and knows nothing of ONNX) so that
 // every kernel package (gemm, conv, the operators of package native)

@@ -1,7 +1,9 @@
 package par
 
 import (
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -105,11 +107,37 @@ func Spread(workers int, t Task) {
 	r.next.Store(1)
 	r.unfinished.Store(int64(workers - 1))
 	r.refs.Store(1)
+	r.panicked.Store(nil)
 	pool.tell(r, workers-1)
-	t.Work(0)
+	r.run(0)
 	r.runParts()
 	r.wait()
+	p := r.panicked.Load()
 	r.release()
+	if p != nil {
+		panic(p)
+	}
+}
+
+// PartPanic is what Spread panics with, on the caller's goroutine, when a
+// part of its region panicked (the first, if several did): a panic on a
+// pool goroutine would otherwise end the process, out of reach of the
+// caller's recover — which for a network's kernels turns it into an error
+// naming the node. Spread waits for the region's other parts first, so
+// that none still runs when the caller recovers.
+type PartPanic struct {
+	Part  int    // the part that panicked
+	Value any    // what it panicked with
+	Stack []byte // its goroutine's stack at the panic
+}
+
+func (p *PartPanic) Error() string { return fmt.Sprintf("parallel part %d: %v", p.Part, p.Value) }
+
+// Unwrap returns the panic value when it is an error (a runtime error: an
+// index out of range, a nil dereference), for errors.As.
+func (p *PartPanic) Unwrap() error {
+	err, _ := p.Value.(error)
+	return err
 }
 
 // region is one Spread: its parts, the counter they are taken from, and
@@ -124,6 +152,8 @@ type region struct {
 	// puts it back in the pool, so that a late goroutine never reads a
 	// region already reused.
 	refs atomic.Int64
+	// panicked is the first part's panic, if one panicked.
+	panicked atomic.Pointer[PartPanic]
 }
 
 // runParts takes parts from the counter and runs them until none is left.
@@ -133,9 +163,20 @@ func (r *region) runParts() {
 		if w >= r.parts {
 			return
 		}
-		r.task.Work(int(w))
+		r.run(int(w))
 		r.unfinished.Add(-1)
 	}
+}
+
+// run runs part w, recording a panic in it instead of letting it end the
+// goroutine (see PartPanic).
+func (r *region) run(w int) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.panicked.CompareAndSwap(nil, &PartPanic{Part: w, Value: v, Stack: debug.Stack()})
+		}
+	}()
+	r.task.Work(w)
 }
 
 // wait returns when every part has finished. The parts still running

@@ -1,7 +1,9 @@
 package par
 
 import (
+	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -155,4 +157,55 @@ func TestRestParksAndWarmWakes(t *testing.T) {
 	waitStates(parked)
 	Warm(2)
 	waitStates(idle)
+}
+
+// panicTask panics in every part from its first on: with an index out of
+// range (a runtime error), as a kernel bug would.
+type panicTask struct {
+	from int
+	done []atomic.Bool
+}
+
+func (t *panicTask) Work(w int) {
+	t.done[w].Store(true)
+	if w >= t.from {
+		var s []int
+		_ = s[w] // index out of range
+	}
+}
+
+// A part that panics, on a pool goroutine or the caller, makes Spread
+// panic on the caller's goroutine with a PartPanic once every part has
+// ended: the process goes on, and the caller's recover sees the runtime
+// error.
+func TestSpreadPanicReachesTheCaller(t *testing.T) {
+	Warm(3)
+	defer Rest()
+	for _, from := range []int{0, 1, 3} {
+		task := &panicTask{from: from, done: make([]atomic.Bool, 4)}
+		var got any
+		func() {
+			defer func() { got = recover() }()
+			Spread(4, task)
+		}()
+		p, ok := got.(*PartPanic)
+		if !ok {
+			t.Fatalf("from part %d: Spread panicked with %v (%T), want a *PartPanic", from, got, got)
+		}
+		var re runtime.Error
+		if p.Part < from || !errors.As(p, &re) || !strings.Contains(p.Error(), "index out of range") || len(p.Stack) == 0 {
+			t.Errorf("from part %d: %v (part %d), want a runtime error of part %d or later with its stack", from, p, p.Part, from)
+		}
+		for w := range task.done {
+			if !task.done[w].Load() {
+				t.Errorf("from part %d: part %d did not run", from, w)
+			}
+		}
+	}
+	// The pool still works.
+	var n atomic.Int64
+	For(1000, 4, 1, func(lo, hi int) { n.Add(int64(hi - lo)) })
+	if n.Load() != 1000 {
+		t.Errorf("For after the panics covered %d of 1000", n.Load())
+	}
 }
