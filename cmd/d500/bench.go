@@ -140,6 +140,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 
+	if code := checkOutputs(fs, stderr, fileOut("md", *mdPath), fileOut("json", *jsonPath)); code >= 0 {
+		return code
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopSignals := stopOnInterrupt("bench", "stopping now; the row being measured is left out", cancel, stderr)

@@ -70,6 +70,9 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	if _, err := backend.Get(*backendName); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	if code := checkOutputs(fs, stderr, fileOut("csv", *csvPath)); code >= 0 {
+		return code
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "d500 compare-optimizers: %v\n", err)
 		return exitFail

@@ -46,6 +46,9 @@ func cmdConformance(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
+	if code := checkOutputs(fs, stderr, fileOut("json", *jsonPath), fileOut("csv", *csvPath)); code >= 0 {
+		return code
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopSignals := stopOnInterrupt("conformance", "stopping after the current case", cancel, stderr)

@@ -65,5 +65,7 @@
 //
 // Exit status: 0 success; 1 failed checks or run errors; 2 bad usage
 // (unknown command or flag, missing argument, unknown backend, a DIR that
-// does not exist or holds no case, a --run that matches no case).
+// does not exist or holds no case, a --run that matches no case, an output
+// path that cannot be written: every command checks its outputs before it
+// starts working).
 package main

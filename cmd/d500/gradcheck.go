@@ -74,6 +74,9 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 
+	if code := checkOutputs(fs, stderr, fileOut("json", *jsonPath), fileOut("csv", *csvPath)); code >= 0 {
+		return code
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stopSignals := stopOnInterrupt("gradcheck", "stopping after the current case", cancel, stderr)

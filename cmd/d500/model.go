@@ -35,6 +35,9 @@ func cmdModel(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	if code := checkOutputs(fs, stderr, fileOut("o", *out)); code >= 0 {
+		return code
+	}
 	if err := onnx.Save(m, *out); err != nil {
 		fmt.Fprintf(stderr, "d500 model: %v\n", err)
 		return exitFail

@@ -73,6 +73,9 @@ func cmdOps(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--backend names no backend")
 	}
 
+	if code := checkOutputs(fs, stderr, fileOut("json", *jsonPath)); code >= 0 {
+		return code
+	}
 	rep := buildOpsReport(names)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "DOMAIN\tOPERATOR\tVERSION\t%s\n", strings.Join(names, "\t"))

@@ -24,6 +24,9 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	case len(paths) == 0:
 		return usageError(fs, stderr, "no CSV files given")
 	}
+	if code := checkOutputs(fs, stderr, dirOut("out", *out)); code >= 0 {
+		return code
+	}
 	runs := make([]plot.Run, 0, len(paths))
 	for _, p := range paths {
 		run, err := plot.ReadFile(p)

@@ -78,6 +78,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	if code := checkOutputs(fs, stderr, fileOut("json", *jsonPath), dirOut("output-dir", *outDir)); code >= 0 {
+		return code
+	}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "d500 run: %v\n", err)
 		return exitFail

@@ -240,6 +240,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err := dist.check(*impl); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
+	if code := checkOutputs(fs, stderr, fileOut("csv", *csvPath), fileOut("save-model", *saveModel), dirOut("plot", *plotDir), dirOut("nan-dir", *nanDir)); code >= 0 {
+		return code
+	}
 	if dist.relaunch() {
 		return dist.launch(args, stdout, stderr)
 	}
