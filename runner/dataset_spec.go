@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/deep500/deep500-go/internal/memlimit"
 )
 
 // FashionMNISTDir is where the Debian package dataset-fashion-mnist puts
@@ -22,8 +24,17 @@ const FashionMNISTDir = "/usr/share/datasets/fashion-mnist"
 //	synthetic[:k=v,...]  Gaussian blobs; keys classes, shape (e.g. 1x28x28),
 //	                     n, test, seed, sep, noise (see SyntheticConfig)
 //
-// Errors name the missing or bad file.
+// Errors name the missing or bad file. A synthetic dataset larger than the
+// machine's memory is refused before it is made (ParseSpecWithin).
 func ParseSpec(spec string) (train, test Dataset, err error) {
+	return ParseSpecWithin(spec, memlimit.Machine())
+}
+
+// ParseSpecWithin is ParseSpec with the most memory a dataset it
+// generates may take (0: no limit): a synthetic:shape=1x1000000x1000000
+// is then an error naming the dataset and the bytes it needs, not the
+// runtime's fatal "out of memory".
+func ParseSpecWithin(spec string, limit int64) (train, test Dataset, err error) {
 	kind, arg, _ := strings.Cut(spec, ":")
 	switch kind {
 	case "fashion-mnist", "mnist", "idx":
@@ -72,6 +83,13 @@ func ParseSpec(spec string) (train, test Dataset, err error) {
 		cfg, err := parseSynthetic(arg)
 		if err != nil {
 			return nil, nil, fmt.Errorf("dataset %q: %w", spec, err)
+		}
+		need, err := cfg.Bytes()
+		if err != nil {
+			return nil, nil, fmt.Errorf("dataset %q: %w", spec, err)
+		}
+		if err := memlimit.Check(fmt.Sprintf("dataset %q", spec), need, limit); err != nil {
+			return nil, nil, err
 		}
 		tr, te := Synthetic(cfg)
 		return tr, te, nil

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -44,6 +45,23 @@ func (c *SyntheticConfig) defaults() {
 	if c.Noise <= 0 {
 		c.Noise = 0.5
 	}
+}
+
+// Bytes is the memory Synthetic takes for cfg (the samples of both sets
+// and the class centres, as float32, and the labels), checked for
+// overflow, so that a shape too large can be refused before any of it is
+// made.
+func (c SyntheticConfig) Bytes() (int64, error) {
+	c.defaults()
+	d, err := onnx.TensorBytes(onnx.Float, c.Shape)
+	if err != nil {
+		return 0, err
+	}
+	rows := int64(c.Classes) + int64(c.N) + int64(c.TestN)
+	if d > 0 && rows > (math.MaxInt64-8*rows)/d {
+		return 0, fmt.Errorf("%d samples of shape %v take more than %d bytes", c.N+c.TestN, c.Shape, int64(math.MaxInt64))
+	}
+	return rows*d + 8*(int64(c.N)+int64(c.TestN)), nil
 }
 
 // Synthetic generates the training and test sets of cfg. The same config

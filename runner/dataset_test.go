@@ -349,3 +349,22 @@ func TestFashionMNISTInstalled(t *testing.T) {
 		}
 	}
 }
+
+// A synthetic dataset's memory is known before it is made, and one past
+// the limit is refused naming the spec and the bytes.
+func TestSyntheticBytesAndLimit(t *testing.T) {
+	c := SyntheticConfig{Classes: 3, Shape: []int{2, 4}, N: 50, TestN: 20}
+	got, err := c.Bytes()
+	if want := int64((3+50+20)*8*4 + 8*70); err != nil || got != want {
+		t.Errorf("Bytes = %d, %v; want %d", got, err, want)
+	}
+	if _, err := (SyntheticConfig{Shape: []int{1 << 40, 1 << 30}}).Bytes(); err == nil {
+		t.Error("no error for an overflowing shape")
+	}
+	if _, _, err := ParseSpecWithin("synthetic:shape=1x1000x1000,n=100", 1<<20); err == nil || !strings.Contains(err.Error(), "needs") {
+		t.Errorf("over the limit: %v", err)
+	}
+	if tr, _, err := ParseSpecWithin("synthetic:shape=2x4,n=50", 1<<20); err != nil || tr.Len() != 50 {
+		t.Errorf("within the limit: %v", err)
+	}
+}

@@ -19,7 +19,7 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--passes N] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--seed N] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]"
+const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--passes N] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--seed N] [--memory-limit SIZE] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]"
 
 // benchRow is one model, batch size and thread count of `d500 bench`:
 // the backend's and the compared backend's latencies, timed interleaved,
@@ -99,6 +99,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	mdPath := fs.String("md", "", "write the table as Markdown to `FILE`")
 	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
 	settings := backendOptFlag(fs)
+	memLimit := memoryLimitFlag(fs)
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
@@ -152,7 +153,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	b := bencher{
 		base: *backendName, other: *compare, settings: settings, optimize: *optimize, seed: *seed,
 		cfg:       metrics.PairConfig{Warmup: *warmup, Runs: *runs, MinRuns: *minRuns, Budget: *budget, Stop: ctx},
-		allocRuns: *allocRuns,
+		allocRuns: *allocRuns, memoryLimit: memLimit.bytes,
 	}
 	status := exitOK
 	// The cases in table order: built in the first pass, measured in
@@ -254,6 +255,7 @@ type bencher struct {
 	seed        uint64
 	cfg         metrics.PairConfig
 	allocRuns   int
+	memoryLimit int64 // of the random inputs (0: none)
 }
 
 // benchCase is one row of the table while it is measured: the two
@@ -292,7 +294,7 @@ func (b *bencher) open(c *benchCase, model *onnx.Model) {
 		return
 	}
 	c.base = base
-	feeds, err := batchFeeds(model.Graph, base.Inputs(), row.Batch, b.seed)
+	feeds, err := batchFeeds(model.Graph, base.Inputs(), row.Batch, b.seed, &inputBudget{limit: b.memoryLimit})
 	if err != nil {
 		row.Error = err.Error()
 		c.close()
@@ -457,7 +459,7 @@ func (b bencher) checkedOther(model *onnx.Model, opts backend.Options, feeds, wa
 // symbolic batch dimension set to batch. A declared shape with another
 // symbolic dimension (one not named like the batch) cannot be filled and
 // is an error.
-func batchFeeds(g *onnx.Graph, names []string, batch int, seed uint64) (map[string]onnx.Value, error) {
+func batchFeeds(g *onnx.Graph, names []string, batch int, seed uint64, budget *inputBudget) (map[string]onnx.Value, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	feeds := map[string]onnx.Value{}
 	batchParam, seen := "", false
@@ -480,7 +482,7 @@ func batchFeeds(g *onnx.Graph, names []string, batch int, seed uint64) (map[stri
 			}
 			sized.Shape[i] = onnx.Dim{Size: int64(batch)}
 		}
-		t, err := randomTensor(n, &sized, rng)
+		t, err := randomTensor(n, &sized, rng, budget)
 		if err != nil {
 			return nil, err
 		}

@@ -20,7 +20,7 @@ func TestBatchFeedsSetsTheBatchDimension(t *testing.T) {
 		floatInput("x", n, onnx.Dim{Size: 3}, onnx.Dim{Size: 4}),
 		floatInput("h", onnx.Dim{Size: 2}, n, onnx.Dim{Size: 5}), // a recurrent state: [layers, N, hidden]
 	}}
-	feeds, err := batchFeeds(g, []string{"x", "h"}, 8, 1)
+	feeds, err := batchFeeds(g, []string{"x", "h"}, 8, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestBatchFeedsSetsTheBatchDimension(t *testing.T) {
 		t.Errorf("declared shape changed to %v", g.Inputs[0].Type.Shape)
 	}
 	// The same seed gives the same inputs.
-	again, _ := batchFeeds(g, []string{"x", "h"}, 8, 1)
+	again, _ := batchFeeds(g, []string{"x", "h"}, 8, 1, nil)
 	if !slices.Equal(again["x"].(*onnx.Tensor).Float32s(), feeds["x"].(*onnx.Tensor).Float32s()) {
 		t.Error("the same seed gave other inputs")
 	}
@@ -43,7 +43,7 @@ func TestBatchFeedsSetsTheBatchDimension(t *testing.T) {
 // A second symbolic dimension has no size bench could choose.
 func TestBatchFeedsRejectsAnotherSymbolicDimension(t *testing.T) {
 	g := &onnx.Graph{Inputs: []*onnx.ValueInfo{floatInput("x", onnx.Dim{Size: -1, Param: "N"}, onnx.Dim{Size: -1, Param: "T"})}}
-	_, err := batchFeeds(g, []string{"x"}, 1, 1)
+	_, err := batchFeeds(g, []string{"x"}, 1, 1, nil)
 	if err == nil || !strings.Contains(err.Error(), `"T"`) {
 		t.Fatalf("error %v, want one naming dimension T", err)
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/deep500/deep500-go/runner"
 )
 
-const compareSynopsis = "--model M.onnx|PRESET --loss L --dataset SPEC --a OPT[:k=v,...] --b OPT[:k=v,...] --steps N --csv FILE [--batch N] [--seed N] [--init he|pytorch] [--backend B]"
+const compareSynopsis = "--model M.onnx|PRESET --loss L --dataset SPEC --a OPT[:k=v,...] --b OPT[:k=v,...] --steps N --csv FILE [--batch N] [--seed N] [--init he|pytorch] [--backend B] [--memory-limit SIZE]"
 
 // cmdCompareOptimizers runs two optimizers from identical weights on
 // identical batches and records, per step and parameter, how far apart
@@ -31,6 +31,7 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	specA := fs.String("a", "", "first optimizer: NAME[:k=v,...] with keys lr momentum beta1 beta2 eps alpha weight_decay")
 	specB := fs.String("b", "", "second optimizer, same form")
 	steps := fs.Int("steps", 0, "optimizer steps to compare")
+	memLimit := memoryLimitFlag(fs)
 	csvPath := fs.String("csv", "", "write step,param,l2_diff,loss_a,loss_b to `FILE`")
 	batch := fs.Int("batch", 64, "batch size")
 	seed := fs.Uint64("seed", 1, "seed of the initial weights and of the batch order")
@@ -94,9 +95,10 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	optA := optimizer.NewDriver(a.net, a.loss, ruleA.rule, ruleA.hp.ClipNorm)
 	optB := optimizer.NewDriver(b.net, b.loss, ruleB.rule, ruleB.hp.ClipNorm)
 
-	trainSet, _, err := runner.ParseSpec(*dataset)
+	trainSet, _, err := runner.ParseSpecWithin(*dataset, memLimit.bytes)
 	if err != nil {
-		return fail(err)
+		fail(err)
+		return exitUsage // a --dataset that cannot be read is bad usage
 	}
 	opts := runner.SamplerOptions{BatchSize: *batch, Seed: *seed}
 	if n, ok := runner.StandardNormalize(*dataset); ok && *normalize {

@@ -4,17 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/internal/memlimit"
 	"github.com/deep500/deep500-go/metrics"
 	"github.com/deep500/deep500-go/onnx"
 )
 
-const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs] [--output-dir DIR] [--bench N [--compare B,...]] [--warmup N] [--json FILE] [--threads N] [--optimize=true|false] [--backend-opt KEY=VALUE]"
+const runSynopsis = "--model M.onnx [--backend B] [--input NAME=FILE.pb]... [--random-inputs [--memory-limit SIZE]] [--output-dir DIR] [--bench N [--compare B,...]] [--warmup N] [--json FILE] [--threads N] [--optimize=true|false] [--backend-opt KEY=VALUE]"
 
 // inputFlags collects repeated --input flags.
 type inputFlags []string
@@ -46,6 +48,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var inputs inputFlags
 	fs.Var(&inputs, "input", "an input as `NAME=FILE.pb` (a TensorProto, or the container the input's type needs); a bare FILE.pb goes to the next input not given by name; repeatable")
 	randomInputs := fs.Bool("random-inputs", false, "fill inputs not given with seeded random values of their declared type and shape (unknown dimensions become 1)")
+	memLimit := memoryLimitFlag(fs)
 	seed := fs.Uint64("seed", 1, "seed of --random-inputs")
 	outDir := fs.String("output-dir", "", "write each graph output K as `DIR`/output_K.pb")
 	bench := fs.Int("bench", 0, "time `N` runs after warm-up and report latency and throughput")
@@ -96,7 +99,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(fmt.Errorf("%s backend: %w", *backendName, err))
 	}
 	defer net.Close()
-	feeds, err := readFeeds(model.Graph, net.Inputs(), inputs, *randomInputs, *seed)
+	feeds, err := readFeeds(model.Graph, net.Inputs(), inputs, *randomInputs, *seed, &inputBudget{limit: memLimit.bytes})
 	if err != nil {
 		return fail(err)
 	}
@@ -137,7 +140,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 
 // readFeeds reads the --input files, typed by the graph's declaration of
 // each input, and fills the rest with random values if asked.
-func readFeeds(g *onnx.Graph, names []string, specs []string, random bool, seed uint64) (map[string]onnx.Value, error) {
+func readFeeds(g *onnx.Graph, names []string, specs []string, random bool, seed uint64, budget *inputBudget) (map[string]onnx.Value, error) {
 	feeds := map[string]onnx.Value{}
 	known := map[string]bool{}
 	for _, n := range names {
@@ -175,7 +178,7 @@ func readFeeds(g *onnx.Graph, names []string, specs []string, random bool, seed 
 			missing = append(missing, n)
 			continue
 		}
-		t, err := randomTensor(n, g.TypeOf(n), rng)
+		t, err := randomTensor(n, g.TypeOf(n), rng, budget)
 		if err != nil {
 			return nil, err
 		}
@@ -187,9 +190,33 @@ func readFeeds(g *onnx.Graph, names []string, specs []string, random bool, seed 
 	return feeds, nil
 }
 
+// inputBudget is the memory the random inputs of one run may take
+// together (limit, 0: no limit) and what those made so far take.
+type inputBudget struct{ limit, used int64 }
+
+// take counts a name input of type t and shape against the budget before
+// it is made, and says why not when it does not fit: the input, its
+// shape and the bytes, so that a declared shape too large for the
+// machine is an error, not the runtime's fatal "out of memory".
+func (b *inputBudget) take(name string, t onnx.DataType, shape []int) error {
+	n, err := onnx.TensorBytes(t, shape)
+	if err != nil {
+		return fmt.Errorf("input %q: %w", name, err)
+	}
+	if b == nil {
+		return nil
+	}
+	what := fmt.Sprintf("input %q (%v of shape %v)", name, t, shape)
+	if b.used > 0 {
+		what += " with the inputs made before it"
+	}
+	b.used = min(b.used+n, math.MaxInt64/2)
+	return memlimit.Check(what, b.used, b.limit)
+}
+
 // randomTensor makes a tensor of the declared type with values in [-1, 1)
 // (floats), [0, 10) (integers) or random booleans.
-func randomTensor(name string, ti *onnx.TypeInfo, rng *rand.Rand) (*onnx.Tensor, error) {
+func randomTensor(name string, ti *onnx.TypeInfo, rng *rand.Rand, budget *inputBudget) (*onnx.Tensor, error) {
 	if ti == nil || ti.Kind != onnx.TensorKind {
 		return nil, fmt.Errorf("input %q: --random-inputs needs a declared tensor type, have %v", name, ti)
 	}
@@ -203,6 +230,9 @@ func randomTensor(name string, ti *onnx.TypeInfo, rng *rand.Rand) (*onnx.Tensor,
 	n, err := onnx.ShapeElements(shape)
 	if err != nil {
 		return nil, fmt.Errorf("input %q: %w", name, err)
+	}
+	if err := budget.take(name, ti.Elem, shape); err != nil {
+		return nil, err
 	}
 	t := onnx.NewTensor(ti.Elem, shape...)
 	switch d := t.Data.(type) {

@@ -21,7 +21,7 @@ import (
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--distributed SCHEME [--np N]]"
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--memory-limit SIZE] [--distributed SCHEME [--np N]]"
 
 // trainingSetup is a model with a loss appended, built on a backend, and
 // the names a training step feeds and reads.
@@ -166,6 +166,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	dist := addDistributedFlags(fs) // train_distributed.go
 	saveModel := fs.String("save-model", "", "write the trained model to `OUT.onnx`")
 	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	memLimit := memoryLimitFlag(fs)
 	batchNorm := fs.String("batchnorm", "batch", "BatchNormalization while training: batch (batch statistics, running ones updated, as PyTorch's train mode) or frozen (the model's own mode; the presets' running statistics stay fixed)")
 	lrSchedule := fs.String("lr-schedule", "", "learning-rate `SPEC`: "+runner.ScheduleSpecs+"; default constant")
 	testEvery := fs.Int("test-every", 0, "evaluate on the test set after every `N` steps (default: after each epoch)")
@@ -256,6 +257,13 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	defer dist.finish()
 
+	// The dataset first: a --dataset that cannot be read (or is too large
+	// for --memory-limit) is bad usage, found before the model is built.
+	trainSet, testSet, err := runner.ParseSpecWithin(*dataset, memLimit.bytes)
+	if err != nil {
+		fail(err)
+		return exitUsage
+	}
 	setup, err := newTrainingSetup(setupOptions{model: source, loss: kind, backend: *backendName,
 		threads: *threads, batchNorm: *batchNorm, eval: true})
 	if err != nil {
@@ -264,10 +272,6 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	net, input, output, loss, labels := setup.net, setup.input, setup.output, setup.loss, setup.labels
 	defer setup.Close()
 
-	trainSet, testSet, err := runner.ParseSpec(*dataset)
-	if err != nil {
-		return fail(err)
-	}
 	trainSet, trainSeed, err := dist.trainSet(trainSet, *seed, !*noShuffle)
 	if err != nil {
 		return fail(err)

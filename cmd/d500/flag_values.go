@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/deep500/deep500-go/internal/memlimit"
 )
 
 // optionalFloat is a float flag that may be left unset, as the
@@ -40,4 +42,34 @@ func optionalFloatFlag(fs *flag.FlagSet, name, usage string) *optionalFloat {
 	f := new(optionalFloat)
 	fs.Var(f, name, usage)
 	return f
+}
+
+// memoryLimit is the --memory-limit flag: the most memory the tensors a
+// command makes from declared shapes (random inputs, a synthetic dataset)
+// may take, checked before they are made (package memlimit). Its default
+// is the machine's memory; 0 is no limit.
+type memoryLimit struct{ bytes int64 }
+
+func (m *memoryLimit) String() string {
+	if m == nil || m.bytes == 0 {
+		return "0"
+	}
+	return memlimit.Format(m.bytes)
+}
+
+func (m *memoryLimit) Set(s string) error {
+	v, err := memlimit.Parse(s)
+	if err != nil {
+		return err
+	}
+	m.bytes = v
+	return nil
+}
+
+// memoryLimitFlag registers --memory-limit on fs, set to the machine's
+// memory.
+func memoryLimitFlag(fs *flag.FlagSet) *memoryLimit {
+	m := &memoryLimit{bytes: memlimit.Machine()}
+	fs.Var(m, "memory-limit", "the most memory the tensors made from declared shapes may take, as a `SIZE` (bytes, or 512MiB, 8GiB, ...; 0: no limit); default the machine's memory")
+	return m
 }
