@@ -9,6 +9,10 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
+// importPath is where the backends' packages are: a backend registers
+// itself when importPath+name is imported.
+const importPath = "github.com/deep500/deep500-go/backend/"
+
 // Known lists the backends of the design, whether or not they are linked
 // into this binary.
 var Known = []string{"native", "gorgonia", "onnxruntime"}
@@ -73,7 +77,9 @@ func Get(name string) (Backend, error) {
 	}
 	for _, k := range Known {
 		if k == name {
-			return Backend{}, network.Unsupportedf("backend %q is not available in this build", name)
+			// A library user who forgot the blank import that registers
+			// the backend gets the line to add.
+			return Backend{}, network.Unsupportedf("backend %q is not available in this build: link it in with import _ %q", name, importPath+name)
 		}
 	}
 	return Backend{}, fmt.Errorf("unknown backend %q (known: %v)", name, Known)

@@ -93,10 +93,10 @@ type Event struct {
 	Runner *Runner
 }
 
-// Listener receives the events of a run. Package tickers defines its
-// Ticker interface with the same method, so every ticker is a Listener;
-// the Event type lives here so that tickers imports runner and not the
-// other way round. Listeners are called in order, on the loop's goroutine.
+// Listener receives the events of a run: the one interface of its event
+// consumers (package tickers' Ticker is this type, by another name). The
+// Event type lives here so that tickers imports runner and not the other
+// way round. Listeners are called in order, on the loop's goroutine.
 type Listener interface {
 	Event(e Event)
 }

@@ -16,10 +16,11 @@ import (
 	"github.com/deep500/deep500-go/runner"
 )
 
-// Ticker consumes the runner's events (the same method as runner.Listener).
-type Ticker interface {
-	Event(e runner.Event)
-}
+// Ticker is what every ticker here is: a runner.Listener, the one
+// interface of the runner's event consumers (an alias, so that a ticker
+// and a listener of one's own are the same thing wherever either is
+// asked for).
+type Ticker = runner.Listener
 
 // CSVHeader is the header of `d500 train --csv`.
 var CSVHeader = []string{"epoch", "step", "samples", "seconds", "loss", "train_accuracy", "test_accuracy", "lr"}
