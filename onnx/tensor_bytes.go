@@ -6,21 +6,15 @@ import (
 )
 
 // ElementBytes is the size in bytes of one element of a t tensor as the
-// Go slice NewTensor makes holds it (a string counts its header only), or
+// Go slice NewTensor makes holds it: its raw width, a byte at least (the
+// 2- and 4-bit types take one each), and a string's header for strings;
 // 0 for a type NewTensor has no slice for.
 func ElementBytes(t DataType) int {
-	switch t {
-	case Double, Int64, Uint64, Complex64:
-		return 8
-	case Float, Int32, Uint32:
-		return 4
-	case Int16, Uint16, Float16, BFloat16:
-		return 2
-	case Int8, Uint8, Bool, Int4, Uint4, Int2, Uint2,
-		Float8E4M3FN, Float8E4M3FNUZ, Float8E5M2, Float8E5M2FNUZ, Float4E2M1, Float8E8M0:
-		return 1
-	case Complex128, String:
+	if t == String {
 		return 16
+	}
+	if bits := elemBits(t); bits > 0 {
+		return max(bits/8, 1)
 	}
 	return 0
 }
