@@ -190,7 +190,7 @@ func TestD500BenchSkipsWhatABackendCannotRun(t *testing.T) {
 
 // interruptBench runs d500 bench with args, sends it an interrupt once a
 // line containing wait appears on its stderr (onStderr) or stdout, and
-// checks it exits with status 1; it returns what it wrote.
+// checks it exits with status 130; it returns what it wrote.
 func interruptBench(t *testing.T, bin string, onStderr bool, wait string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -233,14 +233,14 @@ func interruptBench(t *testing.T, bin string, onStderr bool, wait string, args .
 	o, _ := os.ReadFile(outPath)
 	e, _ := os.ReadFile(errPath)
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want status 1\n%s", err, e)
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130\n%s", err, e)
 	}
 	return string(o), string(e)
 }
 
 // Ctrl-C during a row leaves that row out and writes the rows measured
-// before it, marked interrupted, with exit status 1. With several passes
+// before it, marked interrupted, with exit status 130. With several passes
 // it leaves out the pass in progress and writes every row measured in an
 // earlier one, with its passes.
 func TestD500BenchInterrupt(t *testing.T) {

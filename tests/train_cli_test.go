@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,9 +97,9 @@ func TestD500TrainNativeAndPlot(t *testing.T) {
 	}
 }
 
-// Ctrl-C stops training after the current step: the binary exits 1 naming
-// the interruption, and the CSV, the figures and the model hold what was
-// done up to then.
+// SIGTERM (as Ctrl-C's SIGINT) stops training after the current step: the
+// binary exits 130 naming the interruption, and the CSV, the figures and
+// the model hold what was done up to then.
 func TestD500TrainInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildD500(t, dir)
@@ -125,13 +126,13 @@ func TestD500TrainInterrupt(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	err := cmd.Wait()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("exit %v, want status 1\n%s%s", err, stdout.String(), stderr.String())
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130\n%s%s", err, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr does not name the interruption:\n%s", stderr.String())
@@ -310,5 +311,45 @@ func TestD500TrainValidatesFlags(t *testing.T) {
 	// the second.
 	if !strings.Contains(string(data), "\n2,2,128,") {
 		t.Errorf("CSV after a cut batch:\n%s", data)
+	}
+}
+
+// compare-optimizers stops after the current step on SIGINT too: exit 130,
+// and the CSV holds every step done.
+func TestD500CompareOptimizersInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	csvPath := filepath.Join(dir, "cmp.csv")
+	cmd := exec.Command(bin, "compare-optimizers", "--model", "lenet", "--dataset", "synthetic:n=512", "--a", "sgd", "--b", "adam",
+		"--steps", "100000", "--csv", csvPath)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, _ := os.ReadFile(csvPath)
+		if strings.Count(string(data), "\n") > 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("no steps within a minute:\n%s", data)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit %v, want status 130\n%s", err, stderr.String())
+	}
+	data, _ := os.ReadFile(csvPath)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if lines[0] != "step,param,l2_diff,loss_a,loss_b" || len(lines) < 11 || !strings.Contains(stderr.String(), "interrupted after") {
+		t.Errorf("after the interrupt: %d CSV lines, stderr:\n%s", len(lines), stderr.String())
 	}
 }

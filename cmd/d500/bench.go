@@ -230,7 +230,7 @@ table:
 	}
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "d500 bench: interrupted; %d rows measured\n", len(rep.Rows))
-		status = exitFail
+		status = exitInterrupted
 	}
 	if *jsonPath != "" {
 		if err := metrics.WriteFile(*jsonPath, func(w io.Writer) error { return writeIndentedJSON(w, rep) }); err != nil {

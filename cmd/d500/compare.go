@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -121,7 +122,17 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 	for _, pg := range a.net.Gradients(a.loss) {
 		params = append(params, pg.Param)
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopSignals := stopOnInterrupt("compare-optimizers", "stopping after the current step", cancel, stderr)
+	defer stopSignals()
 	for step := 1; step <= *steps; step++ {
+		if ctx.Err() != nil {
+			// The rows of the steps done are in the CSV (flushed after
+			// each step).
+			fmt.Fprintf(stderr, "d500 compare-optimizers: interrupted after %d steps; written to %s\n", step-1, *csvPath)
+			return exitInterrupted
+		}
 		x, y, _, err := sampler.Next()
 		if errors.Is(err, io.EOF) { // a new epoch: the sampler reshuffles
 			x, y, _, err = sampler.Next()

@@ -108,8 +108,9 @@ func selectCases(fs *flag.FlagSet, dirs []string, runExpr string, stderr io.Writ
 
 // finishReport writes the report's JSON and CSV files — whatever happened
 // during the run, so an interrupted run keeps what it measured — says what
-// went wrong on stderr, and returns the exit status: exitFail when a case
-// failed, the run was interrupted or a file could not be written.
+// went wrong on stderr, and returns the exit status: exitInterrupted when
+// the run was interrupted, else exitFail when a case failed or a file could
+// not be written.
 func finishReport(command string, rep *metrics.Report, jsonPath, csvPath string, stderr io.Writer) int {
 	status := exitOK
 	if jsonPath != "" {
@@ -124,12 +125,12 @@ func finishReport(command string, rep *metrics.Report, jsonPath, csvPath string,
 			status = exitFail
 		}
 	}
-	if rep.Interrupted {
-		fmt.Fprintf(stderr, "d500 %s: interrupted; %d cases ran\n", command, len(rep.Tests))
-		status = exitFail
-	}
 	if rep.Failed > 0 {
 		status = exitFail
+	}
+	if rep.Interrupted {
+		fmt.Fprintf(stderr, "d500 %s: interrupted; %d cases ran\n", command, len(rep.Tests))
+		status = exitInterrupted
 	}
 	return status
 }

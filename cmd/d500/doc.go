@@ -67,5 +67,6 @@
 // (unknown command or flag, missing argument, unknown backend, a DIR that
 // does not exist or holds no case, a --run that matches no case, an output
 // path that cannot be written: every command checks its outputs before it
-// starts working).
+// starts working); 130 interrupted (SIGINT or SIGTERM: the command stops
+// after its current case, row or step and writes what it measured).
 package main

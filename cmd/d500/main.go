@@ -20,6 +20,10 @@ const (
 	exitOK    = 0 // success
 	exitFail  = 1 // failed checks or run errors
 	exitUsage = 2 // bad usage
+	// exitInterrupted is a run stopped by SIGINT or SIGTERM after its
+	// current step, case or row, with what it measured written (128 +
+	// SIGINT's number, as a shell reports a Ctrl-C).
+	exitInterrupted = 130
 )
 
 // A command is one subcommand of d500. run gets the arguments after the
@@ -78,7 +82,7 @@ func usage(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, `Run "d500 <command> -h" for a command's flags.`)
-	fmt.Fprintln(w, "Exit status: 0 success, 1 failed checks or run errors, 2 bad usage.")
+	fmt.Fprintln(w, "Exit status: 0 success, 1 failed checks or run errors, 2 bad usage, 130 interrupted (SIGINT or SIGTERM; what was measured is written).")
 }
 
 // newFlagSet returns a flag set for a subcommand whose usage message shows

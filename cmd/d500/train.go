@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/metrics/plot"
@@ -361,7 +362,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stdout, desc)
 	errInterrupted := errors.New("interrupted: stopped after the current step")
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 	done := make(chan struct{})
 	defer close(done)
@@ -392,7 +393,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if runErr != nil {
 		status = failed(runErr)
 	}
-	if *saveModel != "" && (runErr == nil || errors.Is(runErr, errInterrupted)) {
+	interrupted := errors.Is(runErr, errInterrupted)
+	if *saveModel != "" && (runErr == nil || interrupted) {
 		if err := saveTrained(net, source, *saveModel); err != nil {
 			status = failed(err)
 		} else {
@@ -414,6 +416,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		// one in a collective: end them all, now that what this rank
 		// had to write is written.
 		dist.abort(firstErr)
+	}
+	if interrupted && firstErr == runErr {
+		return exitInterrupted // nothing failed besides the stop itself
 	}
 	return status
 }
