@@ -1,8 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"sort"
 	"strings"
 )
@@ -20,6 +20,9 @@ func (o backendOpts) String() string {
 	sort.Strings(kv)
 	return strings.Join(kv, ",")
 }
+
+// Type names the value in the help.
+func (o backendOpts) Type() string { return "KEY=VALUE" }
 
 func (o backendOpts) Set(s string) error {
 	k, v, ok := strings.Cut(s, "=")

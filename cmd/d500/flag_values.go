@@ -1,8 +1,8 @@
 package main
 
 import (
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"math"
 	"strconv"
 
@@ -24,6 +24,9 @@ func (f *optionalFloat) String() string {
 	}
 	return strconv.FormatFloat(f.v, 'g', -1, 64)
 }
+
+// Type names the value in the help.
+func (f *optionalFloat) Type() string { return "F" }
 
 func (f *optionalFloat) Set(s string) error {
 	v, err := strconv.ParseFloat(s, 64)
@@ -56,6 +59,9 @@ func (m *memoryLimit) String() string {
 	}
 	return memlimit.Format(m.bytes)
 }
+
+// Type names the value in the help.
+func (m *memoryLimit) Type() string { return "SIZE" }
 
 func (m *memoryLimit) Set(s string) error {
 	v, err := memlimit.Parse(s)

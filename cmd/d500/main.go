@@ -2,11 +2,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
+	flag "github.com/spf13/pflag"
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	// The backends linked into the tool. A backend registers itself under
 	// its name when its package is imported; add later ones here.
@@ -54,6 +55,7 @@ func main() {
 
 // run is the whole tool behind main, separate so tests can call it.
 func run(args []string, stdout, stderr io.Writer) int {
+	helpOutput = stdout
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -86,46 +88,76 @@ func usage(w io.Writer) {
 }
 
 // newFlagSet returns a flag set for a subcommand whose usage message shows
-// synopsis and the flags.
+// synopsis and the flags. Its flags are GNU-style (package pflag, as cobra
+// uses): --name VALUE or --name=VALUE, and -x for the one-letter ones;
+// "-name", the Go flag package's spelling, is read as "--name" too.
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: d500 %s %s\n\nflags:\n", name, synopsis)
-		fs.PrintDefaults()
-	}
+	synopses.Store(fs, synopsis)
+	// pflag calls Usage only for -h and --help: the help asked for goes
+	// to standard output.
+	fs.Usage = func() { printUsage(helpOutput, fs) }
 	return fs
+}
+
+// synopses holds each flag set's synopsis line, for printUsage.
+var synopses sync.Map
+
+// helpOutput is where help that was asked for goes: run's stdout.
+var helpOutput io.Writer = os.Stdout
+
+// printUsage writes a subcommand's usage: its synopsis and its flags, each
+// with its default once.
+func printUsage(w io.Writer, fs *flag.FlagSet) {
+	synopsis, _ := synopses.Load(fs)
+	fmt.Fprintf(w, "usage: d500 %s %s\n\nflags:\n%s", fs.Name(), synopsis, fs.FlagUsages())
 }
 
 // parseArgs parses flags that may come before, between or after the
 // positional arguments (so "d500 conformance DIR --json r.json" works as
 // users expect), and returns the positional ones. Everything after "--" is
 // positional. code is -1 to go on, or the exit status to return: 0 after
-// -h, exitUsage after a bad flag (the flag package has printed why).
+// -h or --help (the usage printed on standard output), exitUsage after a
+// bad flag (the error and the usage on standard error).
 func parseArgs(fs *flag.FlagSet, args []string) (positional []string, code int) {
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK
-			}
-			return nil, exitUsage
+	if err := fs.Parse(longDashes(fs, args)); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK
 		}
-		rest := fs.Args()
-		if consumed := len(args) - len(rest); consumed > 0 && args[consumed-1] == "--" {
-			return append(positional, rest...), -1
-		}
-		if len(rest) == 0 {
-			return positional, -1
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
+		fmt.Fprintf(fs.Output(), "d500 %s: %v\n", fs.Name(), err)
+		printUsage(fs.Output(), fs)
+		return nil, exitUsage
 	}
+	return fs.Args(), -1
 }
 
-// usageError prints a usage error for a subcommand and returns exitUsage.
+// longDashes rewrites "-name" and "-name=value" as "--name..." where name
+// is one of fs's flags, up to a "--": the single dash the Go flag package
+// accepted for every flag, and that one-letter flags (-o, -v) are written
+// with, keep working.
+func longDashes(fs *flag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) > 1 && a[0] == '-' && a[1] != '-' {
+			name, _, _ := strings.Cut(a[1:], "=")
+			if fs.Lookup(name) != nil {
+				a = "-" + a
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// usageError prints a usage error for a subcommand and its usage on
+// standard error, and returns exitUsage.
 func usageError(fs *flag.FlagSet, stderr io.Writer, format string, args ...any) int {
 	fmt.Fprintf(stderr, "d500 %s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
-	fs.Usage()
+	printUsage(stderr, fs)
 	return exitUsage
 }
 

@@ -2,7 +2,7 @@ package main
 
 import (
 	"errors"
-	"flag"
+	flag "github.com/spf13/pflag"
 	"io"
 	"io/fs"
 	"os"

@@ -24,6 +24,9 @@ type inputFlags []string
 func (f *inputFlags) String() string     { return strings.Join(*f, ",") }
 func (f *inputFlags) Set(s string) error { *f = append(*f, s); return nil }
 
+// Type names the value in the help.
+func (f *inputFlags) Type() string { return "NAME=FILE.pb" }
+
 // runReport is the --json of a benchmark, as the design's contract says.
 type runReport struct {
 	Backend string `json:"backend"`
