@@ -24,11 +24,11 @@ onnxruntime:
 	@scripts/setup-onnxruntime.sh
 
 build:
-	$(GO) build -o bin/d500 ./cmd/d500
+	$(GO) build -ldflags "$(VCS_LDFLAGS)" -o bin/d500 ./cmd/d500
 
 # d500 with distributed training over Open MPI (cgo, -tags mpi).
 build-mpi: setup
-	$(GO) build -tags mpi -o bin/d500-mpi ./cmd/d500
+	$(GO) build -tags mpi -ldflags "$(VCS_LDFLAGS)" -o bin/d500-mpi ./cmd/d500
 
 # The main job. First the conformance report of the $(BACKEND) backend
 # over the four suites (out/conformance-$(BACKEND).{json,csv,log}); exit
@@ -127,8 +127,7 @@ BENCH_BUDGET ?= 2s
 BENCH_FLAGS ?=
 VCS_LDFLAGS = -X github.com/deep500/deep500-go/metrics.BuildCommit=$$(git rev-parse HEAD 2>/dev/null) \
 	-X github.com/deep500/deep500-go/metrics.BuildModified=$$(git diff --quiet HEAD 2>/dev/null && echo false || echo true)
-bench: setup
-	$(GO) build -ldflags "$(VCS_LDFLAGS)" -o bin/d500 ./cmd/d500
+bench: setup build
 	@mkdir -p $(OUT)
 	bin/d500 bench --batch 1,8 --threads 1,2 --passes $(BENCH_PASSES) --runs $(BENCH_RUNS) --min-runs $(BENCH_MIN_RUNS) --budget $(BENCH_BUDGET) \
 		--compare onnxruntime --md $(OUT)/bench.md --json $(OUT)/bench.json $(BENCH_FLAGS)

@@ -6,13 +6,15 @@
 #   Debian packages  protobuf-compiler (protoc), libonnx-dev (onnx.proto),
 #                    libonnx-testdata (ONNX's conformance cases),
 #                    dataset-fashion-mnist (the IDX files of Fashion-MNIST),
-#                    openmpi-bin libopenmpi-dev pkgconf (MPI for -tags mpi)
+#                    openmpi-bin libopenmpi-dev pkgconf (MPI for -tags mpi),
+#                    bash-completion (the functions d500's bash completion
+#                    script calls, and its test)
 #   Go modules       go mod download
 #   protoc-gen-go    v1.36.12, the version the committed bindings name
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist openmpi-bin libopenmpi-dev pkgconf)
+debs=(protobuf-compiler libonnx-dev libonnx-testdata dataset-fashion-mnist openmpi-bin libopenmpi-dev pkgconf bash-completion)
 protoc_gen_go_version=v1.36.12
 
 scripts/apt-install.sh "${debs[@]}"

@@ -206,7 +206,7 @@ func TestD500Gradcheck(t *testing.T) {
 			t.Errorf("d500 %v: exit %d, stderr %q; want 2 and a message", args, code, errOut)
 		}
 	}
-	if _, errOut, code := runD500(t, bin, "gradcheck", "-h"); code != 0 || !strings.Contains(errOut, "1e-6*max(1,|x|)") {
-		t.Errorf("-h: exit %d; it should document the step and tolerance:\n%s", code, errOut)
+	if out, _, code := runD500(t, bin, "gradcheck", "-h"); code != 0 || !strings.Contains(out, "1e-6*max(1,|x|)") {
+		t.Errorf("-h: exit %d; its help on stdout should document the step and tolerance:\n%s", code, out)
 	}
 }

@@ -64,3 +64,12 @@ func ensureEnv(path string) error {
 	runtimeEnv.path = path
 	return nil
 }
+
+// LibraryVersion loads the ONNX Runtime library the options select (once
+// per process, as New does) and returns its version, such as "1.30.0".
+func LibraryVersion(opts backend.Options) (string, error) {
+	if err := ensureEnv(LibraryPath(opts)); err != nil {
+		return "", err
+	}
+	return ort.GetVersion(), nil
+}

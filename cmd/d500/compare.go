@@ -61,6 +61,9 @@ func cmdCompareOptimizers(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--init: %v", err)
 	}
 	source := modelSource{spec: *modelSpec, seed: *seed, init: policy}
+	if err := source.check(); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
 	ruleA, err := parseOptimizerSpec(*specA)
 	if err != nil {
 		return usageError(fs, stderr, "--a: %v", err)

@@ -4,18 +4,26 @@
 //
 //	d500 <command> [flags] [arguments]
 //
-// Commands available now:
+// Commands:
 //
-//	bench        time model presets on a backend and ONNX Runtime, interleaved
-//	conformance  run ONNX test cases with a backend and report each case as
-//	             passed, failed or skipped (layer 0)
-//	gradcheck    compare backprop gradients with central differences on ONNX
-//	             test cases (layers 0 and 1)
-//	ops          list every ONNX operator version and which backends support it
-//	run          run a model on given inputs, write its outputs, or time it
+//	bench               time model presets on a backend and ONNX Runtime, interleaved
+//	compare-optimizers  two optimizers on identical weights and batches, step by step
+//	conformance         run ONNX test cases with a backend: passed, failed or skipped (layer 0)
+//	gradcheck           backprop gradients against central differences (layers 0 and 1)
+//	model               write a model preset as an ONNX file
+//	ops                 every ONNX operator version and which backends support it
+//	plot                draw training CSVs
+//	run                 run a model on given inputs, write its outputs, or time it
+//	train               train a model on a dataset, locally or over MPI (layers 1 and 2)
+//	version             the commit, Go's version and the backends' versions
+//	completion          a bash, zsh, fish or powershell completion script
+//	help                a command's synopsis and flags (as CMD --help)
 //
-// Later commands of the design (train, compare-optimizers, plot, model)
-// are added to the table in main.go.
+// The tree is github.com/spf13/cobra's (root.go); each command parses its
+// own flags, GNU style (package pflag), from the one definition its file
+// makes, and cobra learns them for completion. Flags are --name VALUE or
+// --name=VALUE, and -x for one-letter ones; the Go flag package's -name is
+// read as --name. Help that is asked for goes to standard output.
 //
 // conformance:
 //

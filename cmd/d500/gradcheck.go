@@ -39,11 +39,7 @@ backend lacks an operator or gradient rule.
 // and 1).
 func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("gradcheck", gradcheckSynopsis, stderr)
-	usage := fs.Usage
-	fs.Usage = func() {
-		usage()
-		fmt.Fprint(stderr, gradcheckDoc)
-	}
+	usageDocs.Store(fs, gradcheckDoc)
 	backendName := fs.String("backend", "native", "backend to check: "+strings.Join(backend.Known, ", "))
 	runExpr := fs.String("run", "", "check only the cases whose name (suite/case, e.g. node/test_relu) matches this regular expression")
 	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")

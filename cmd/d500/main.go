@@ -53,38 +53,25 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run is the whole tool behind main, separate so tests can call it.
+// run is the whole tool behind main, separate so tests can call it: the
+// command tree (newRootCommand) run on args, and the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
 	helpOutput = stdout
 	if len(args) == 0 {
-		usage(stderr)
+		fmt.Fprintln(stderr, "d500: no command given")
+		newRootCommand(stderr, stderr, new(int)).Usage()
 		return exitUsage
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		usage(stdout)
-		return exitOK
+	code := exitOK
+	root := newRootCommand(stdout, stderr, &code)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		// cobra's own errors: an unknown command, a bad completion request.
+		fmt.Fprintf(stderr, "d500: %v\n", err)
+		fmt.Fprintln(stderr, `Run "d500 help" for the commands.`)
+		return exitUsage
 	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
-		}
-	}
-	fmt.Fprintf(stderr, "d500: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return exitUsage
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: d500 <command> [flags] [arguments]")
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "commands:")
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "d500 <command> -h" for a command's flags.`)
-	fmt.Fprintln(w, "Exit status: 0 success, 1 failed checks or run errors, 2 bad usage, 130 interrupted (SIGINT or SIGTERM; what was measured is written).")
+	return code
 }
 
 // newFlagSet returns a flag set for a subcommand whose usage message shows
@@ -101,8 +88,9 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// synopses holds each flag set's synopsis line, for printUsage.
-var synopses sync.Map
+// synopses holds each flag set's synopsis line, and usageDocs the text
+// some commands print after their flags, for printUsage.
+var synopses, usageDocs sync.Map
 
 // helpOutput is where help that was asked for goes: run's stdout.
 var helpOutput io.Writer = os.Stdout
@@ -112,6 +100,9 @@ var helpOutput io.Writer = os.Stdout
 func printUsage(w io.Writer, fs *flag.FlagSet) {
 	synopsis, _ := synopses.Load(fs)
 	fmt.Fprintf(w, "usage: d500 %s %s\n\nflags:\n%s", fs.Name(), synopsis, fs.FlagUsages())
+	if doc, ok := usageDocs.Load(fs); ok {
+		fmt.Fprint(w, doc)
+	}
 }
 
 // parseArgs parses flags that may come before, between or after the
@@ -121,6 +112,10 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 // -h or --help (the usage printed on standard output), exitUsage after a
 // bad flag (the error and the usage on standard error).
 func parseArgs(fs *flag.FlagSet, args []string) (positional []string, code int) {
+	if len(args) == 1 && args[0] == describeArg {
+		described.fs = fs // flagsOf holds described's lock
+		return nil, exitOK
+	}
 	if err := fs.Parse(longDashes(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, exitOK

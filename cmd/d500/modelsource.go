@@ -1,12 +1,14 @@
 package main
 
 import (
-	flag "github.com/spf13/pflag"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/deep500/deep500-go/models"
 	"github.com/deep500/deep500-go/onnx"
+	flag "github.com/spf13/pflag"
 )
 
 // modelSource is where a command's model comes from: an ONNX file, or a
@@ -25,6 +27,22 @@ func (s modelSource) load() (*onnx.Model, error) {
 		return onnx.Load(s.spec)
 	}
 	return models.PresetWith(s.spec, s.seed, s.init)
+}
+
+// check says why the spec names nothing, before any work: a file that
+// does not exist, or a name that is no preset — bad usage, as an unknown
+// optimizer or dataset is.
+func (s modelSource) check() error {
+	if s.isFile() {
+		if _, err := os.Stat(s.spec); err != nil {
+			return fmt.Errorf("--model %s: %w", s.spec, err)
+		}
+		return nil
+	}
+	if !slices.Contains(models.PresetNames(), s.spec) {
+		return fmt.Errorf("--model %q is neither a file nor a model preset (known: %s)", s.spec, strings.Join(models.PresetNames(), ", "))
+	}
+	return nil
 }
 
 // isFile reports whether the spec names an ONNX file rather than a preset.

@@ -203,6 +203,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		return usageError(fs, stderr, "--init: %v", err)
 	}
 	source := modelSource{spec: *modelSpec, seed: *seed, init: policy}
+	if err := source.check(); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
 	schedule, err := runner.ParseSchedule(*lrSchedule)
 	if err != nil {
 		return usageError(fs, stderr, "--lr-schedule: %v", err)
