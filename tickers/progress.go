@@ -17,15 +17,16 @@ import (
 // CI logs), where a bar only adds noise; a nil *Progress ignores events.
 type Progress struct {
 	W        io.Writer
-	Total    int // steps per epoch
+	Total    int // steps of the whole run (--steps, or epochs × steps per epoch)
 	last     time.Time
 	start    time.Time
-	startAt  int // step count when the epoch began
 	lastLoss float64
 }
 
-// NewProgress returns a progress bar for w when w is a terminal, else nil.
-func NewProgress(w io.Writer, stepsPerEpoch int) *Progress {
+// NewProgress returns a progress bar for w when w is a terminal, else nil,
+// counting to the run's total steps: the bar is full when the run ends,
+// whether it is bounded by epochs or by steps.
+func NewProgress(w io.Writer, totalSteps int) *Progress {
 	f, ok := w.(*os.File)
 	if !ok {
 		return nil
@@ -34,7 +35,7 @@ func NewProgress(w io.Writer, stepsPerEpoch int) *Progress {
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	return &Progress{W: w, Total: stepsPerEpoch}
+	return &Progress{W: w, Total: totalSteps}
 }
 
 // Event implements Ticker.
@@ -43,20 +44,21 @@ func (p *Progress) Event(e runner.Event) {
 		return
 	}
 	switch e.Kind {
-	case runner.BeforeEpoch:
-		p.start, p.startAt = time.Now(), e.Step
+	case runner.BeforeTraining:
+		p.start = time.Now()
 	case runner.AfterStep:
 		p.lastLoss = e.Loss
-		if time.Since(p.last) >= 100*time.Millisecond {
+		if time.Since(p.last) >= 100*time.Millisecond || e.Step == p.Total {
 			p.last = time.Now()
-			fmt.Fprint(p.W, "\r"+p.line(e.Epoch, e.Step-p.startAt, time.Since(p.start)))
+			fmt.Fprint(p.W, "\r"+p.line(e.Epoch, e.Step, time.Since(p.start)))
 		}
 	case runner.AfterTrainingSet, runner.AfterTraining:
 		fmt.Fprint(p.W, "\r"+strings.Repeat(" ", 79)+"\r") // clear the bar before other output
 	}
 }
 
-// line renders the bar for done steps of the epoch after elapsed time.
+// line renders the bar for done steps of the run, in epoch, after elapsed
+// time.
 func (p *Progress) line(epoch, done int, elapsed time.Duration) string {
 	const width = 30
 	frac := 0.0

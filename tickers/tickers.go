@@ -115,7 +115,9 @@ func (s *Summary) Event(e runner.Event) {
 		s.epochs = e.Epoch
 		line := fmt.Sprintf("epoch %d: step %d, loss %.4f", e.Epoch, e.Step, s.lastLoss)
 		if s.trainSeen > 0 {
-			line += fmt.Sprintf(", train accuracy %.2f%%", 100*s.trainRight/s.trainSeen)
+			// The CSV's train_accuracy of each step, averaged over the
+			// epoch's samples: one definition, two granularities.
+			line += fmt.Sprintf(", train accuracy %.2f%% (mean over the epoch's steps)", 100*s.trainRight/s.trainSeen)
 		}
 		if s.measuredTest {
 			line += fmt.Sprintf(", test loss %.4f, test accuracy %.2f%%", s.testLoss, 100*s.testAcc)

@@ -306,7 +306,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	listeners := []runner.Listener{&tickers.Summary{W: stdout}}
-	if bar := tickers.NewProgress(stderr, tr.BatchesPerEpoch()); bar != nil {
+	total := *steps // the bar counts to the run's end: its steps, or its epochs'
+	if total == 0 {
+		total = *epochs * tr.BatchesPerEpoch()
+	}
+	if bar := tickers.NewProgress(stderr, total); bar != nil {
 		listeners = append(listeners, bar) // only on a terminal
 	}
 	var csvT *tickers.CSV
