@@ -131,6 +131,18 @@ func (s *trainingSetup) Close() {
 	}
 }
 
+// defaultTestEvery is how often a run of total steps, perEpoch to an
+// epoch, is evaluated when --test-every is not given: after each epoch
+// (0) once that gives at least 4 points of the test accuracy curve, else
+// about 8 times over the run, so that a short run's curve is a curve and
+// not one point at its end.
+func defaultTestEvery(total, perEpoch int) int {
+	if perEpoch <= 0 || total >= 4*perEpoch {
+		return 0
+	}
+	return max(1, (total+7)/8)
+}
+
 // given reports whether the flag name was set on the command line.
 func given(fs *flag.FlagSet, name string) bool {
 	set := false
@@ -170,7 +182,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	memLimit := memoryLimitFlag(fs)
 	batchNorm := fs.String("batchnorm", "batch", "BatchNormalization while training: batch (batch statistics, running ones updated, as PyTorch's train mode) or frozen (the model's own mode; the presets' running statistics stay fixed)")
 	lrSchedule := fs.String("lr-schedule", "", "learning-rate `SPEC`: "+runner.ScheduleSpecs+"; default constant")
-	testEvery := fs.Int("test-every", 0, "evaluate on the test set after every `N` steps (default: after each epoch)")
+	testEvery := fs.Int("test-every", 0, "evaluate on the test set after every `N` steps (0: after each epoch; default: about 8 times over a run shorter than 4 epochs, else after each epoch)")
 	timeLimit := fs.Duration("time-limit", 0, "stop gracefully after the first step or evaluation past this wall time (e.g. 10m; 0: no limit)")
 	targetAcc := fs.Float64("target-accuracy", 0, "stop gracefully once an evaluation reaches this test accuracy (a fraction; 0: never)")
 	rest, code := parseArgs(fs, args)
@@ -355,6 +367,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	if opt, err = dist.wrap(opt, net, loss, rule); err != nil {
 		return fail(err)
+	}
+	if !given(fs, "test-every") {
+		*testEvery = defaultTestEvery(total, tr.BatchesPerEpoch())
 	}
 	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
 		Hyper: hyper, Input: input, Labels: labels, Output: output, Loss: loss,

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -77,13 +78,14 @@ func (f Figure) Plot(runs []Run) (*plot.Plot, error) {
 	p.Legend.Top = !f.acc // accuracy rises, loss falls: keep the legend off the curves' ends
 	p.X.Tick.Marker = plainTicks{}
 	p.Y.Tick.Marker = plainTicks{}
-	p.X.Min = 0 // samples and seconds count from the start of training
-	if f.acc {
-		p.Y.Min, p.Y.Max = 0, 1
-	}
+	p.X.Min = 0                         // samples and seconds count from the start of training
+	lo, hi := math.Inf(1), math.Inf(-1) // the accuracies drawn
 	names := legendNames(runs)
 	for i, run := range runs {
 		xys := f.points(run)
+		for _, xy := range xys {
+			lo, hi = min(lo, xy.Y), max(hi, xy.Y)
+		}
 		if len(xys) == 0 {
 			p.Legend.Add(names[i] + " (no data)")
 			continue
@@ -108,7 +110,22 @@ func (f Figure) Plot(runs []Run) (*plot.Plot, error) {
 			p.Legend.Add(names[i], line, pts)
 		}
 	}
+	if f.acc {
+		p.Y.Min, p.Y.Max = accuracyAxis(lo, hi)
+	}
 	return p, nil
+}
+
+// accuracyAxis is the range of an accuracy axis for accuracies from lo to
+// hi: fitted to them with a margin of a tenth of their spread (two points
+// at least), within [0, 1], so that curves between 0.85 and 0.9 are not
+// squashed into a twentieth of the figure; [0, 1] when there are none.
+func accuracyAxis(lo, hi float64) (float64, float64) {
+	if lo > hi {
+		return 0, 1
+	}
+	pad := max(0.02, (hi-lo)/10)
+	return max(0, lo-pad), min(1, hi+pad)
 }
 
 // legendNames names each run by its Name, falling back to its Path when
