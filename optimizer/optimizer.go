@@ -33,23 +33,23 @@ type ThreeStepOptimizer interface {
 // start from Defaults(name) and change what differs. Each optimizer reads
 // only the fields its doc comment names.
 type Hyperparams struct {
-	LR          float64 // learning rate
-	Momentum    float64 // sgd/momentum/nesterov/rmsprop momentum factor
-	Dampening   float64 // sgd dampening
-	Nesterov    bool    // sgd Nesterov momentum
-	Beta1       float64 // adam/adamw first-moment decay
-	Beta2       float64 // adam/adamw second-moment decay
-	Eps         float64 // term added to denominators
-	Alpha       float64 // rmsprop smoothing constant
-	Centered    bool    // rmsprop centered variant
-	WeightDecay float64 // L2 penalty added to the gradient (adamw: decoupled decay)
-	LRDecay     float64 // adagrad learning-rate decay
-	InitialAcc  float64 // adagrad initial accumulator value
-	D           float64 // accelegrad diameter bound
-	G           float64 // accelegrad gradient-norm bound in the step size
+	LR          float64 `json:"lr"`                        // learning rate
+	Momentum    float64 `json:"momentum"`                  // sgd/momentum/nesterov/rmsprop momentum factor
+	Dampening   float64 `json:"dampening"`                 // sgd dampening
+	Nesterov    bool    `json:"nesterov"`                  // sgd Nesterov momentum
+	Beta1       float64 `json:"beta1"`                     // adam/adamw first-moment decay
+	Beta2       float64 `json:"beta2"`                     // adam/adamw second-moment decay
+	Eps         float64 `json:"eps"`                       // term added to denominators
+	Alpha       float64 `json:"alpha"`                     // rmsprop smoothing constant
+	Centered    bool    `json:"centered"`                  // rmsprop centered variant
+	WeightDecay float64 `json:"weight_decay"`              // L2 penalty added to the gradient (adamw: decoupled decay)
+	LRDecay     float64 `json:"lr_decay"`                  // adagrad learning-rate decay
+	InitialAcc  float64 `json:"initial_accumulator_value"` // adagrad initial accumulator value
+	D           float64 `json:"d"`                         // accelegrad diameter bound
+	G           float64 `json:"g"`                         // accelegrad gradient-norm bound in the step size
 	// ClipNorm, when positive, makes the driver rescale all gradients of a
 	// step together so that their global L2 norm is at most ClipNorm.
-	ClipNorm float64
+	ClipNorm float64 `json:"clip_norm"`
 }
 
 // Names lists the reference optimizers New knows, as `d500 train

@@ -104,17 +104,19 @@ func TestD500TrainNativeAndPlot(t *testing.T) {
 }
 
 // SIGTERM (as Ctrl-C's SIGINT) stops training after the current step: the
-// binary exits 130 naming the interruption, and the CSV, the figures and
-// the model hold what was done up to then.
+// binary exits 130 naming the interruption, and the CSV, the figures, the
+// model and the JSON report (interrupted: true) hold what was done up to
+// then.
 func TestD500TrainInterrupt(t *testing.T) {
 	dir := t.TempDir()
 	bin := buildD500(t, dir)
 	csvPath := filepath.Join(dir, "train.csv")
 	plots := filepath.Join(dir, "plots")
 	saved := filepath.Join(dir, "partial.onnx")
+	jsonPath := filepath.Join(dir, "train.json")
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=4096,test=64",
-		"--batch", "16", "--steps", "1000000", "--test-every", "3", "--csv", csvPath, "--plot", plots, "--save-model", saved)
+		"--batch", "16", "--steps", "1000000", "--test-every", "3", "--csv", csvPath, "--plot", plots, "--save-model", saved, "--json", jsonPath)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -166,6 +168,13 @@ func TestD500TrainInterrupt(t *testing.T) {
 	}
 	if _, err := onnx.Load(saved); err != nil {
 		t.Errorf("the model saved at the interrupt: %v", err)
+	}
+	var rep struct {
+		Interrupted bool `json:"interrupted"`
+		Steps       int  `json:"steps"`
+	}
+	if data := readJSON(t, jsonPath, &rep); !rep.Interrupted || rep.Steps <= 0 || rep.Steps > 100000 {
+		t.Errorf("report after the interrupt:\n%s", data)
 	}
 }
 
@@ -357,5 +366,37 @@ func TestD500CompareOptimizersInterrupt(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	if lines[0] != "step,param,l2_diff,loss_a,loss_b" || len(lines) < 11 || !strings.Contains(stderr.String(), "interrupted after") {
 		t.Errorf("after the interrupt: %d CSV lines, stderr:\n%s", len(lines), stderr.String())
+	}
+}
+
+// train --json writes what was trained and how it ended: the figures of
+// the steps done, the hyperparameters, the environment; an interrupted run
+// says so and keeps its figures.
+func TestD500TrainJSON(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	jsonPath := filepath.Join(dir, "train.json")
+	so, se, code := runD500(t, bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=128,test=32", "--optimizer", "adam",
+		"--lr", "0.002", "--steps", "4", "--batch", "32", "--json", jsonPath)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, so, se)
+	}
+	var rep struct {
+		Environment struct {
+			CPU string `json:"cpu"`
+		} `json:"environment"`
+		Model       string         `json:"model"`
+		Optimizer   string         `json:"optimizer"`
+		Hyper       map[string]any `json:"hyperparameters"`
+		Steps       int            `json:"steps"`
+		Samples     int            `json:"samples"`
+		FinalLoss   *float64       `json:"final_loss"`
+		TestAcc     *float64       `json:"test_accuracy"`
+		Interrupted bool           `json:"interrupted"`
+	}
+	data := readJSON(t, jsonPath, &rep)
+	if rep.Environment.CPU == "" || rep.Model != "mlp" || rep.Optimizer != "adam" || rep.Hyper["lr"] != 0.002 || rep.Hyper["beta2"] != 0.999 || rep.Hyper["nesterov"] != false ||
+		rep.Steps != 4 || rep.Samples != 128 || rep.FinalLoss == nil || rep.TestAcc == nil || rep.Interrupted {
+		t.Errorf("report:\n%s", data)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/deep500/deep500-go/backend"
+	"github.com/deep500/deep500-go/metrics"
 	"github.com/deep500/deep500-go/metrics/plot"
 	"github.com/deep500/deep500-go/models"
 	"github.com/deep500/deep500-go/network"
@@ -22,7 +23,7 @@ import (
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--plot DIR] [--save-model OUT.onnx] [--memory-limit SIZE] [--distributed SCHEME [--np N]]"
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--json FILE] [--plot DIR] [--save-model OUT.onnx] [--memory-limit SIZE] [--distributed SCHEME [--np N]]"
 
 // trainingSetup is a model with a loss appended, built on a backend, and
 // the names a training step feeds and reads.
@@ -175,6 +176,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	nanDir := fs.String("nan-dir", "", "where a NaN/Inf loss abort writes the step's gradients (default: nan-gradients/ beside the CSV)")
 	normalize := fs.Bool("normalize", true, "normalise the images of a known dataset (fashion-mnist, mnist, cifar10) by its per-channel mean and standard deviation")
 	csvPath := fs.String("csv", "", "write one row per step and per evaluation to `FILE`")
+	jsonPath := fs.String("json", "", "write what was trained and how it ended (figures, interruption, environment) as JSON to `FILE`")
 	plotDir := fs.String("plot", "", "draw the run's figures (PNG and SVG) into `DIR`; the CSV goes to DIR/train.csv unless --csv names it")
 	dist := addDistributedFlags(fs) // train_distributed.go
 	saveModel := fs.String("save-model", "", "write the trained model to `OUT.onnx`")
@@ -257,7 +259,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err := dist.check(*impl); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
-	if code := checkOutputs(fs, stderr, fileOut("csv", *csvPath), fileOut("save-model", *saveModel), dirOut("plot", *plotDir), dirOut("nan-dir", *nanDir)); code >= 0 {
+	if code := checkOutputs(fs, stderr, fileOut("csv", *csvPath), fileOut("json", *jsonPath), fileOut("save-model", *saveModel), dirOut("plot", *plotDir), dirOut("nan-dir", *nanDir)); code >= 0 {
 		return code
 	}
 	if dist.relaunch() {
@@ -395,7 +397,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		case <-done:
 		}
 	}()
-	_, runErr := r.Run()
+	res, runErr := r.Run()
 	// What was recorded is written whatever ended the run: the CSV is
 	// flushed row by row, the figures are drawn from it, and the model is
 	// saved unless the run ended on an error other than an interruption
@@ -431,6 +433,21 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			status = failed(err)
 		} else {
 			fmt.Fprintf(stdout, "%d figures written to %s\n", len(files), *plotDir)
+		}
+	}
+	if *jsonPath != "" && dist.isRoot() {
+		rep := trainReport{Environment: metrics.CurrentEnvironment(), Model: *modelSpec, Dataset: *dataset, Backend: *backendName,
+			Optimizer: *optName, Impl: *impl, Hyperparams: hp, Batch: *batch, Seed: *seed, PlannedEpochs: *epochs, PlannedSteps: *steps,
+			Interrupted: interrupted, CSV: *csvPath, Plots: *plotDir, SavedModel: *saveModel}
+		rep.Distributed, rep.Ranks = dist.ranks()
+		rep.setResult(res)
+		if runErr != nil && !interrupted {
+			rep.Error = runErr.Error()
+		}
+		if err := writeTrainReport(*jsonPath, &rep); err != nil {
+			status = failed(err)
+		} else {
+			fmt.Fprintf(stdout, "report written to %s\n", *jsonPath)
 		}
 	}
 	if firstErr != nil {
