@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,11 @@ type Result struct {
 	// building the network, reading the data, every inference and the
 	// comparisons.
 	Seconds float64 `json:"seconds"`
+	// Operators lists the operator types the case's model uses, sorted
+	// and comma-separated (a domain other than ONNX's own prefixes its
+	// operators: "com.microsoft.Gelu"), so that reports can group cases
+	// by operator; empty when the model could not be read.
+	Operators string `json:"operators,omitempty"`
 }
 
 // Config says how to run cases.
@@ -103,7 +109,7 @@ func RunCase(c Case, cfg Config) (res Result) {
 	}
 	cr := caseRun{dir: c.Dir, cfg: cfg, tol: tol}
 	res.Status, res.Reason = cr.run()
-	res.MaxAbsError, res.MaxRelError = cr.maxAbs, cr.maxRel
+	res.MaxAbsError, res.MaxRelError, res.Operators = cr.maxAbs, cr.maxRel, cr.operators
 	return res
 }
 
@@ -120,12 +126,28 @@ func unknownOperatorReason(model *onnx.Model) (string, bool) {
 	return fmt.Sprintf("bad model: node %v: %s, which no operator schema defines", n, n.Op.(*onnx.UnknownOperator).Reason()), true
 }
 
+// OperatorsOf lists the operator types of g's nodes, sorted, unique and
+// comma-separated, a domain other than ONNX's own before its operators.
+func OperatorsOf(g *onnx.Graph) string {
+	var ops []string
+	for _, n := range g.Nodes {
+		op := n.OpType
+		if n.Domain != "" && n.Domain != "ai.onnx" {
+			op = n.Domain + "." + op
+		}
+		ops = append(ops, op)
+	}
+	slices.Sort(ops)
+	return strings.Join(slices.Compact(ops), ",")
+}
+
 // caseRun holds the state of one case while it runs.
 type caseRun struct {
 	dir            string
 	cfg            Config
 	tol            Tolerance
 	maxAbs, maxRel float64
+	operators      string
 }
 
 func (cr *caseRun) run() (Status, string) {
@@ -136,6 +158,7 @@ func (cr *caseRun) run() (Status, string) {
 	if model.Graph == nil {
 		return Failed, ModelFile + " has no graph"
 	}
+	cr.operators = OperatorsOf(model.Graph)
 	if reason, bad := unknownOperatorReason(model); bad {
 		return Failed, reason
 	}

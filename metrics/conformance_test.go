@@ -399,8 +399,9 @@ func TestReportWriters(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc) != 5 {
-		t.Errorf("JSON keys %v, want backend passed failed skipped tests", keys(doc))
+	// The contract's keys, and interrupted; environment only when set.
+	if len(doc) != 6 || doc["interrupted"] == nil || doc["environment"] != nil {
+		t.Errorf("JSON keys %v, want backend passed failed skipped tests interrupted", keys(doc))
 	}
 	var tests []map[string]any
 	if err := json.Unmarshal(doc["tests"], &tests); err != nil {

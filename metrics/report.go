@@ -24,7 +24,10 @@ type Report struct {
 	Tests   []Result `json:"tests"`
 	// Interrupted is set when the run stopped before its last case; the
 	// results are those of the cases that ran.
-	Interrupted bool `json:"-"`
+	Interrupted bool `json:"interrupted"`
+	// Environment is the machine and build the cases ran on, set by the
+	// caller that writes the report (nil: left out).
+	Environment *Environment `json:"environment,omitempty"`
 }
 
 // NewReport returns an empty report for a backend.

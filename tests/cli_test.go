@@ -66,8 +66,8 @@ type conformanceJSON struct {
 	} `json:"tests"`
 }
 
-// readReport reads a --json file and checks that it has exactly the
-// contract's fields.
+// readReport reads a --json file and checks that it has the contract's
+// fields, and the environment and interruption every report carries.
 func readReport(t *testing.T, path string) conformanceJSON {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -78,13 +78,13 @@ func readReport(t *testing.T, path string) conformanceJSON {
 	if err := json.Unmarshal(data, &top); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	for _, k := range []string{"backend", "passed", "failed", "skipped", "tests"} {
+	for _, k := range []string{"backend", "passed", "failed", "skipped", "tests", "interrupted", "environment"} {
 		if _, ok := top[k]; !ok {
 			t.Errorf("%s lacks %q", path, k)
 		}
 	}
-	if len(top) != 5 {
-		t.Errorf("%s has %d top-level fields, want 5", path, len(top))
+	if len(top) != 7 {
+		t.Errorf("%s has %d top-level fields, want 7", path, len(top))
 	}
 	var rep conformanceJSON
 	if err := json.Unmarshal(data, &rep); err != nil {

@@ -112,6 +112,8 @@ func selectCases(fs *flag.FlagSet, dirs []string, runExpr string, stderr io.Writ
 // the run was interrupted, else exitFail when a case failed or a file could
 // not be written.
 func finishReport(command string, rep *metrics.Report, jsonPath, csvPath string, stderr io.Writer) int {
+	env := metrics.CurrentEnvironment()
+	rep.Environment = &env
 	status := exitOK
 	if jsonPath != "" {
 		if err := rep.WriteJSONFile(jsonPath); err != nil {

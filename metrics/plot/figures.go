@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -169,6 +170,24 @@ func WriteFigures(dir string, runs []Run) ([]string, error) {
 		}
 	}
 	return written, nil
+}
+
+// SVG draws figure f of runs as an SVG document of the figures' size, for
+// pages that inline their figures (the HTML report).
+func (f Figure) SVG(runs []Run) ([]byte, error) {
+	p, err := f.Plot(runs)
+	if err != nil {
+		return nil, err
+	}
+	w, err := p.WriterTo(Width, Height, "svg")
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if _, err := w.WriteTo(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // WriteFiles reads the training CSVs at paths and draws them into dir, as
