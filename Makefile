@@ -12,7 +12,8 @@ STRICT ?=
 FUZZTIME ?= 10s
 OUT := out
 
-.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch crosscheck-seeds bench bench-distributed
+
+.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch crosscheck-seeds bench bench-distributed report-screenshot
 
 all: build
 
@@ -54,13 +55,27 @@ run: setup build
 	if [ $$status -eq 1 ] && [ -n "$(STRICT)" ]; then exit 1; fi
 	bin/d500 train --backend $(BACKEND) --model lenet --dataset fashion-mnist --epochs 1 \
 		--optimizer adam --lr 0.001 --batch 64 \
-		--csv $(OUT)/train-lenet-adam.csv --plot $(OUT)/plots --save-model $(OUT)/lenet-fashion-mnist.onnx
+		--csv $(OUT)/train-lenet-adam.csv --json $(OUT)/train-lenet-adam.json --plot $(OUT)/plots \
+		--save-model $(OUT)/lenet-fashion-mnist.onnx
+	bin/d500 report --out $(OUT)/report.html $(OUT)/conformance-$(BACKEND).json \
+		$(OUT)/train-lenet-adam.csv $(OUT)/train-lenet-adam.json $(wildcard $(OUT)/bench.json)
 	@echo
 	@echo "Results in $(OUT)/:"
+	@echo "  report.html                          all of it on one page: open it in a browser"
 	@echo "  conformance-$(BACKEND).json, .csv, .log  every ONNX conformance case: status, reason, errors, seconds"
-	@echo "  train-lenet-adam.csv                 one row per optimizer step and per evaluation"
+	@echo "  train-lenet-adam.csv, .json          one row per optimizer step and per evaluation; the run's summary"
 	@echo "  plots/                               samples/time vs test accuracy and loss (PNG and SVG)"
 	@echo "  lenet-fashion-mnist.onnx             the trained model"
+
+# out/report.png: out/report.html (make run writes it) as Debian's
+# Chromium draws it, headless, to look at the page as a reader would. It
+# installs chromium (large) the first time.
+report-screenshot:
+	@test -s $(OUT)/report.html || { echo "no $(OUT)/report.html: run make run first" >&2; exit 1; }
+	@scripts/apt-install.sh chromium
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,3200 \
+		--screenshot=$(abspath $(OUT))/report.png file://$(abspath $(OUT))/report.html 2>/dev/null
+	@echo "Screenshot in $(OUT)/report.png"
 
 # gofmt is asked about the files of every package, including those behind
 # build tags (mpi, cgo), and nothing else (not out/ or caches).

@@ -17,6 +17,9 @@ import (
 //	{"backend":B, "passed":N, "failed":N, "skipped":N,
 //	 "tests":[{"name", "status", "reason", "max_abs_error", "max_rel_error", "seconds"}]}
 type Report struct {
+	// Check names what the report checked, "conformance" or "gradcheck",
+	// when the writer sets it.
+	Check   string   `json:"check,omitempty"`
 	Backend string   `json:"backend"`
 	Passed  int      `json:"passed"`
 	Failed  int      `json:"failed"`

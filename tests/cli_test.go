@@ -78,13 +78,13 @@ func readReport(t *testing.T, path string) conformanceJSON {
 	if err := json.Unmarshal(data, &top); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	for _, k := range []string{"backend", "passed", "failed", "skipped", "tests", "interrupted", "environment"} {
+	for _, k := range []string{"check", "backend", "passed", "failed", "skipped", "tests", "interrupted", "environment"} {
 		if _, ok := top[k]; !ok {
 			t.Errorf("%s lacks %q", path, k)
 		}
 	}
-	if len(top) != 7 {
-		t.Errorf("%s has %d top-level fields, want 7", path, len(top))
+	if len(top) != 8 {
+		t.Errorf("%s has %d top-level fields, want 8", path, len(top))
 	}
 	var rep conformanceJSON
 	if err := json.Unmarshal(data, &rep); err != nil {

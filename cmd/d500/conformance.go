@@ -113,7 +113,7 @@ func selectCases(fs *flag.FlagSet, dirs []string, runExpr string, stderr io.Writ
 // not be written.
 func finishReport(command string, rep *metrics.Report, jsonPath, csvPath string, stderr io.Writer) int {
 	env := metrics.CurrentEnvironment()
-	rep.Environment = &env
+	rep.Environment, rep.Check = &env, command
 	status := exitOK
 	if jsonPath != "" {
 		if err := rep.WriteJSONFile(jsonPath); err != nil {
