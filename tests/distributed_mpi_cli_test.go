@@ -69,7 +69,9 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
-const mpiTrainArgs = "train --model mlp --dataset synthetic:n=256,test=64 --batch 16 --steps 4 --lr 0.05 --threads 1"
+// --test-every 0: one evaluation, at the end (a short run is otherwise
+// evaluated about 8 times).
+const mpiTrainArgs = "train --model mlp --dataset synthetic:n=256,test=64 --batch 16 --steps 4 --lr 0.05 --threads 1 --test-every 0"
 
 // Every scheme trains under `mpirun -np 2`: exit 0, one summary (rank 0's),
 // and a CSV with the layer-2 columns whose step rows count real traffic.
