@@ -400,3 +400,22 @@ func TestD500TrainJSON(t *testing.T) {
 		t.Errorf("report:\n%s", data)
 	}
 }
+
+// On a terminal the progress bar counts to the run's end: with --steps it
+// is full at the last step, across epochs (run under script(1), which
+// gives the binary a pseudo-terminal).
+func TestD500TrainProgressOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	bin := buildD500(t, dir)
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Fatalf("script (util-linux) not found: %v", err)
+	}
+	line := bin + " train --model mlp --dataset synthetic:classes=4,n=256,test=32 --steps 20 --batch 16"
+	out, err := exec.Command("script", "-qec", line, "/dev/null").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "100% 20/20 steps") || !strings.Contains(string(out), "epoch 2 [====") {
+		t.Errorf("no full bar of 20 steps in epoch 2:\n%q", out)
+	}
+}
