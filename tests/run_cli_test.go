@@ -56,17 +56,18 @@ func TestD500Run(t *testing.T) {
 		t.Fatalf("bench report %+v", rep)
 	}
 
-	// A missing input is a run error naming it; bad usage is exit 2.
+	// A missing input, an unknown input name or a model that cannot be
+	// read is bad usage (exit 2), naming what is wrong.
 	_, stderr, code = runD500(t, bin, "run", "--model", filepath.Join(c, "model.onnx"))
-	if code != 1 || !strings.Contains(stderr, "a, b, c") {
+	if code != 2 || !strings.Contains(stderr, "a, b, c") {
 		t.Fatalf("missing inputs: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = runD500(t, bin, "run", "--model", filepath.Join(c, "model.onnx"), "--input", "nosuch="+filepath.Join(set, "input_0.pb"))
-	if code != 1 || !strings.Contains(stderr, `"nosuch"`) {
+	if code != 2 || !strings.Contains(stderr, `"nosuch"`) {
 		t.Fatalf("unknown input: exit %d, %s", code, stderr)
 	}
 	_, stderr, code = runD500(t, bin, "run", "--model", filepath.Join(dir, "missing.onnx"))
-	if code != 1 || !strings.Contains(stderr, "missing.onnx") {
+	if code != 2 || !strings.Contains(stderr, "missing.onnx") {
 		t.Fatalf("missing model: exit %d, %s", code, stderr)
 	}
 	for _, args := range [][]string{{"run"}, {"run", "--model", "m.onnx", "--bench", "-1"}, {"run", "--model", "m.onnx", "--json", "x.json"}, {"run", "--model", "m.onnx", "--optimize=maybe"}} {

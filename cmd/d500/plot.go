@@ -32,7 +32,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 		run, err := plot.ReadFile(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "d500 plot: %v\n", err)
-			return exitFail
+			return exitUsage // a CSV named on the command line that cannot be read
 		}
 		runs = append(runs, run)
 	}

@@ -40,14 +40,15 @@ func TestPlotCommand(t *testing.T) {
 			t.Errorf("%q: code %d, want %d", args, code, exitUsage)
 		}
 	}
-	// Unreadable or malformed CSV: exit 1, naming the file.
+	// An unreadable or malformed CSV named on the command line: exit 2,
+	// naming the file.
 	bad := filepath.Join(dir, "bad.csv")
 	if err := os.WriteFile(bad, []byte("step,cost\n1,2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{bad, filepath.Join(dir, "missing.csv")} {
 		stderr.Reset()
-		if code := run([]string{"plot", "--out", out, a, p}, &stdout, &stderr); code != exitFail || !strings.Contains(stderr.String(), filepath.Base(p)) {
+		if code := run([]string{"plot", "--out", out, a, p}, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), filepath.Base(p)) {
 			t.Errorf("%s: code %d, stderr %q", p, code, stderr.String())
 		}
 	}

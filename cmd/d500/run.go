@@ -91,10 +91,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "d500 run: %v\n", err)
 		return exitFail
 	}
+	// What the command line names and cannot be used — a model file that
+	// cannot be read, an input file, an input name the model lacks, an
+	// input not given, a declared shape past --memory-limit — is bad
+	// usage, as the contract says; what goes wrong running it is not.
+	badInput := func(err error) int {
+		fmt.Fprintf(stderr, "d500 run: %v\n", err)
+		return exitUsage
+	}
 
 	model, err := onnx.Load(*modelPath)
 	if err != nil {
-		return fail(err)
+		return badInput(err)
 	}
 	opts := backend.Options{Threads: *threads, Settings: settings, Optimize: *optimize}
 	net, err := backend.New(*backendName, model, opts)
@@ -104,7 +112,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer net.Close()
 	feeds, err := readFeeds(model.Graph, net.Inputs(), inputs, *randomInputs, *seed, &inputBudget{limit: memLimit.bytes})
 	if err != nil {
-		return fail(err)
+		return badInput(err)
 	}
 	outputs, err := net.Inference(feeds)
 	if err != nil {
