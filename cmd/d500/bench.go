@@ -21,64 +21,6 @@ import (
 
 const benchSynopsis = "[--models LIST] [--batch 1,8] [--threads 1,2] [--passes N] [--runs N] [--min-runs N] [--budget D] [--warmup N] [--alloc-runs N] [--backend B] [--compare B] [--optimize=true|false] [--seed N] [--memory-limit SIZE] [--backend-opt KEY=VALUE] [--md FILE] [--json FILE]"
 
-// benchRow is one model, batch size and thread count of `d500 bench`:
-// the backend's and the compared backend's latencies, timed interleaved,
-// their ratio, and the backend's heap allocations per inference.
-type benchRow struct {
-	Model   string `json:"model"`
-	Batch   int    `json:"batch"`
-	Threads int    `json:"threads"`
-	// Runs is the number of timed runs of each backend (fewer than --runs
-	// when --budget cut them).
-	Runs    int                `json:"runs"`
-	Backend *metrics.Quantiles `json:"backend_ms,omitempty"`
-	Compare *metrics.Quantiles `json:"compare_ms,omitempty"`
-	// Ratio is the backend's median over the compared one's: above 1, the
-	// backend is slower.
-	Ratio       float64              `json:"ratio,omitempty"`
-	Allocations *metrics.Allocations `json:"allocations,omitempty"`
-	// CoreRoundTripNs is the round trip of a cache line between two
-	// cores measured just before the row's timed runs
-	// (metrics.CoreRoundTrip), 0 where it cannot be measured: on a
-	// virtual machine it changes with the host's placement of the cores,
-	// and the latency of small networks on several threads with it.
-	CoreRoundTripNs float64 `json:"core_round_trip_ns,omitempty"`
-	// Passes is the number of passes over the table the row's runs were
-	// taken in; PassRatios the ratio of each pass's runs alone and
-	// PassCoreRoundTripNs the core round trip before each (the row's
-	// figures above are those of all the runs, and the median round trip).
-	Passes              int       `json:"passes,omitempty"`
-	PassRatios          []float64 `json:"pass_ratios,omitempty"`
-	PassCoreRoundTripNs []float64 `json:"pass_core_round_trip_ns,omitempty"`
-	// MaxAbsError and MaxRelError are how far the compared backend's
-	// outputs are from the backend's; Mismatch says what differs beyond
-	// metrics.CrossBackendTolerance scaled to the output (ScaledTo), if anything.
-	MaxAbsError float64 `json:"max_abs_error"`
-	MaxRelError float64 `json:"max_rel_error"`
-	Mismatch    string  `json:"mismatch,omitempty"`
-	// Skipped says why a backend did not run the model (it lacks an
-	// operator, or could not start); Error why the row failed otherwise.
-	Skipped string `json:"skipped,omitempty"`
-	Error   string `json:"error,omitempty"`
-
-	order int // the row's place in the table
-}
-
-// benchJSON is `d500 bench --json`.
-type benchJSON struct {
-	Environment metrics.Environment `json:"environment"`
-	Backend     string              `json:"backend"`
-	Compare     string              `json:"compare,omitempty"`
-	Warmup      int                 `json:"warmup"`
-	AllocRuns   int                 `json:"alloc_runs"`
-	// Passes is the number of times the table was measured over.
-	Passes int        `json:"passes"`
-	Rows   []benchRow `json:"rows"`
-	// Interrupted is set when the run was stopped before its last row; the
-	// rows are those measured until then.
-	Interrupted bool `json:"interrupted"`
-}
-
 // cmdBench times every chosen model preset at every batch size and thread
 // count on a backend and another one in the same process, interleaved.
 func cmdBench(args []string, stdout, stderr io.Writer) int {
@@ -149,7 +91,7 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	stopSignals := stopOnInterrupt("bench", "stopping now; the row being measured is left out", cancel, stderr)
 	defer stopSignals()
 
-	rep := benchJSON{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Passes: *passes, Rows: []benchRow{}}
+	rep := metrics.BenchReport{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Passes: *passes, Rows: []metrics.BenchRow{}}
 	b := bencher{
 		base: *backendName, other: *compare, settings: settings, optimize: *optimize, seed: *seed,
 		cfg:       metrics.PairConfig{Warmup: *warmup, Runs: *runs, MinRuns: *minRuns, Budget: *budget, Stop: ctx},
@@ -162,12 +104,11 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	// soon as it is measured, so one model's networks are open at a time.
 	var cases []*benchCase
 	finish := func(c *benchCase, interrupted bool) {
-		row := c.finish(!interrupted, b.allocRuns)
-		if row.Error != "" {
+		c.finish(!interrupted, b.allocRuns)
+		if c.row.Error != "" {
 			status = exitFail
 		}
-		printBenchRow(stdout, rep, row)
-		rep.Rows = append(rep.Rows, row)
+		printBenchRow(stdout, rep, c.row)
 	}
 	presets := map[string]*onnx.Model{} // built in the first pass; nil: it failed
 table:
@@ -193,7 +134,7 @@ table:
 						break table
 					}
 					if pass == 0 {
-						cases = append(cases, &benchCase{row: benchRow{Model: name, Batch: batch, Threads: t, order: len(cases)}})
+						cases = append(cases, &benchCase{row: metrics.BenchRow{Model: name, Batch: batch, Threads: t}})
 					}
 					c := cases[i]
 					i++
@@ -217,8 +158,8 @@ table:
 		}
 	}
 	if rep.Interrupted {
-		// The cases measured in at least one pass keep those passes, in
-		// table order; the others are left out.
+		// The cases measured in at least one pass keep those passes; the
+		// others are left out.
 		for _, c := range cases {
 			if !c.finished && len(c.passes) > 0 {
 				finish(c, true)
@@ -226,7 +167,13 @@ table:
 				c.close()
 			}
 		}
-		slices.SortStableFunc(rep.Rows, func(a, b benchRow) int { return a.order - b.order })
+	}
+	// The rows in table order, whichever pass finished them (a row
+	// skipped or failed when first built is finished in the first pass).
+	for _, c := range cases {
+		if c.finished {
+			rep.Rows = append(rep.Rows, c.row)
+		}
 	}
 	if rep.Interrupted {
 		fmt.Fprintf(stderr, "d500 bench: interrupted; %d rows measured\n", len(rep.Rows))
@@ -261,7 +208,7 @@ type bencher struct {
 // benchCase is one row of the table while it is measured: the two
 // networks, their inputs and the passes timed so far.
 type benchCase struct {
-	row               benchRow
+	row               metrics.BenchRow
 	base, other       network.Network
 	runBase, runOther func() error
 	passes            []metrics.PairResult
@@ -357,14 +304,14 @@ func (c *benchCase) measure(b *bencher) bool {
 	return true
 }
 
-// finish makes the row from the passes measured, counts the base
+// finish completes the row from the passes measured, counts the base
 // backend's allocations (when countAllocs), and closes the networks.
-func (c *benchCase) finish(countAllocs bool, allocRuns int) benchRow {
+func (c *benchCase) finish(countAllocs bool, allocRuns int) {
 	defer c.close()
 	c.finished = true
-	row := c.row
+	row := &c.row
 	if row.Error != "" || len(c.passes) == 0 {
-		return row
+		return
 	}
 	res := metrics.PoolPairs(c.passes...)
 	row.Runs, row.Backend = res.Runs, &res.A
@@ -380,15 +327,14 @@ func (c *benchCase) finish(countAllocs bool, allocRuns int) benchRow {
 		row.PassCoreRoundTripNs = c.roundTrips
 	}
 	if !countAllocs {
-		return row
+		return
 	}
 	allocs, err := metrics.MeasureAllocations(c.runBase, allocRuns)
 	if err != nil {
 		row.Error = err.Error()
-		return row
+		return
 	}
 	row.Allocations = &allocs
-	return row
 }
 
 // close closes the case's networks.
@@ -432,7 +378,7 @@ func byBackend(name, reason string) string {
 // zero), and the note lets a reader judge. A backend that cannot build or
 // run the model is not an error but a reason: the row goes on with the
 // base backend alone.
-func (b bencher) checkedOther(model *onnx.Model, opts backend.Options, feeds, want map[string]onnx.Value, outputs []string, row *benchRow) (network.Network, string, error) {
+func (b bencher) checkedOther(model *onnx.Model, opts backend.Options, feeds, want map[string]onnx.Value, outputs []string, row *metrics.BenchRow) (network.Network, string, error) {
 	other, err := backend.New(b.other, model, opts)
 	if err != nil {
 		return nil, err.Error(), nil
@@ -530,7 +476,7 @@ func printBenchPass(w io.Writer, pass, passes int, c *benchCase) {
 }
 
 // printBenchRow prints a row's line as it is measured.
-func printBenchRow(w io.Writer, rep benchJSON, r benchRow) {
+func printBenchRow(w io.Writer, rep metrics.BenchReport, r metrics.BenchRow) {
 	fmt.Fprintf(w, "%s batch %d threads %d: ", r.Model, r.Batch, r.Threads)
 	if r.Backend != nil {
 		fmt.Fprintf(w, "%s median %.3f ms (p10–p90 %.3f–%.3f)", rep.Backend, r.Backend.Median, r.Backend.P10, r.Backend.P90)
@@ -567,7 +513,7 @@ func printBenchRow(w io.Writer, rep benchJSON, r benchRow) {
 
 // writeBenchMarkdown writes the report as a Markdown table under a header
 // saying when, where and how it was measured.
-func writeBenchMarkdown(w io.Writer, rep benchJSON) error {
+func writeBenchMarkdown(w io.Writer, rep metrics.BenchReport) error {
 	env := rep.Environment
 	commit := env.Commit
 	if len(commit) > 12 {

@@ -43,7 +43,7 @@ func newRootCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.CompletionOptions.HiddenDefaultCmd = false
 	for _, c := range commands {
-		root.AddCommand(&cobra.Command{
+		sub := &cobra.Command{
 			Use:                c.name,
 			Short:              c.summary,
 			DisableFlagParsing: true,
@@ -52,11 +52,11 @@ func newRootCommand(stdout, stderr io.Writer, code *int) *cobra.Command {
 				return nil
 			},
 			ValidArgsFunction: flagCompletion(c),
-		})
+		}
 		// `d500 help CMD` prints what `d500 CMD --help` does: the
 		// command's synopsis and flags, on standard output.
-		sub, _, _ := root.Find([]string{c.name})
 		sub.SetHelpFunc(func(*cobra.Command, []string) { c.run([]string{"--help"}, stdout, stderr) })
+		root.AddCommand(sub)
 	}
 	root.AddCommand(newVersionCommand(stdout))
 	return root

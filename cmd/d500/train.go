@@ -436,11 +436,11 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *jsonPath != "" && dist.isRoot() {
-		rep := trainReport{Environment: metrics.CurrentEnvironment(), Model: *modelSpec, Dataset: *dataset, Backend: *backendName,
+		rep := metrics.TrainReport{Environment: metrics.CurrentEnvironment(), Model: *modelSpec, Dataset: *dataset, Backend: *backendName,
 			Optimizer: *optName, Impl: *impl, Hyperparams: hp, Batch: *batch, Seed: *seed, PlannedEpochs: *epochs, PlannedSteps: *steps,
 			Interrupted: interrupted, CSV: *csvPath, Plots: *plotDir, SavedModel: *saveModel}
 		rep.Distributed, rep.Ranks = dist.ranks()
-		rep.setResult(res)
+		setTrainResult(&rep, res)
 		if runErr != nil && !interrupted {
 			rep.Error = runErr.Error()
 		}

@@ -2,69 +2,18 @@ package main
 
 import (
 	"io"
-	"math"
 
 	"github.com/deep500/deep500-go/metrics"
-	"github.com/deep500/deep500-go/optimizer"
 	"github.com/deep500/deep500-go/runner"
 )
 
-// trainReport is `d500 train --json`: what was trained, how, on what
-// machine, and what came of it, written whatever ended the run (an
-// interrupted run says so, with the figures of the steps it did).
-type trainReport struct {
-	Environment metrics.Environment `json:"environment"`
-	Model       string              `json:"model"`
-	Dataset     string              `json:"dataset"`
-	Backend     string              `json:"backend"`
-	Optimizer   string              `json:"optimizer"`
-	Impl        string              `json:"impl"`
-	// Hyperparams are the optimizer's hyperparameters in effect at the
-	// start (the learning rate before any schedule).
-	Hyperparams optimizer.Hyperparams `json:"hyperparameters"`
-	Batch       int                   `json:"batch"`
-	Seed        uint64                `json:"seed"`
-	// PlannedEpochs and PlannedSteps are the run's bound (0: not set).
-	PlannedEpochs int `json:"planned_epochs"`
-	PlannedSteps  int `json:"planned_steps"`
-	// Distributed is the scheme and Ranks the number of ranks of a
-	// distributed run.
-	Distributed string `json:"distributed,omitempty"`
-	Ranks       int    `json:"ranks,omitempty"`
-
-	Epochs  int     `json:"epochs"`
-	Steps   int     `json:"steps"`
-	Samples int     `json:"samples"`
-	Seconds float64 `json:"seconds"`
-	// FinalLoss is the last step's training loss; TestLoss and
-	// TestAccuracy those of the last evaluation (null when none ran).
-	FinalLoss    *float64 `json:"final_loss"`
-	TestLoss     *float64 `json:"test_loss"`
-	TestAccuracy *float64 `json:"test_accuracy"`
-	Interrupted  bool     `json:"interrupted"`
-	Error        string   `json:"error,omitempty"`
-
-	CSV        string `json:"csv,omitempty"`
-	Plots      string `json:"plots,omitempty"`
-	SavedModel string `json:"saved_model,omitempty"`
-}
-
-// setResult fills the outcome from the runner's result.
-func (t *trainReport) setResult(res runner.Result) {
-	t.Epochs, t.Steps, t.Samples, t.Seconds = res.Epochs, res.Steps, res.Samples, res.Seconds
-	t.FinalLoss, t.TestLoss, t.TestAccuracy = finite(res.Loss), finite(res.TestLoss), finite(res.TestAccuracy)
-}
-
-// finite is v, or nil (JSON null) for a NaN or an infinity, which JSON
-// cannot hold.
-func finite(v float64) *float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return nil
-	}
-	return &v
+// setTrainResult fills the outcome of rep from the runner's result.
+func setTrainResult(rep *metrics.TrainReport, res runner.Result) {
+	rep.Epochs, rep.Steps, rep.Samples, rep.Seconds = res.Epochs, res.Steps, res.Samples, res.Seconds
+	rep.FinalLoss, rep.TestLoss, rep.TestAccuracy = metrics.Finite(res.Loss), metrics.Finite(res.TestLoss), metrics.Finite(res.TestAccuracy)
 }
 
 // writeTrainReport writes the report to path.
-func writeTrainReport(path string, t *trainReport) error {
-	return metrics.WriteFile(path, func(w io.Writer) error { return writeIndentedJSON(w, t) })
+func writeTrainReport(path string, rep *metrics.TrainReport) error {
+	return metrics.WriteFile(path, func(w io.Writer) error { return writeIndentedJSON(w, rep) })
 }

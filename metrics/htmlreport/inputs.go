@@ -34,52 +34,17 @@ type Check struct {
 	Environment *metrics.Environment `json:"environment"`
 }
 
-// Bench is a bench table (d500 bench --json).
+// Bench is a bench table (d500 bench --json) and the file it came from.
 type Bench struct {
-	Path        string
-	Backend     string               `json:"backend"`
-	Compare     string               `json:"compare"`
-	Passes      int                  `json:"passes"`
-	Environment *metrics.Environment `json:"environment"`
-	Rows        []struct {
-		Model   string `json:"model"`
-		Batch   int    `json:"batch"`
-		Threads int    `json:"threads"`
-		Runs    int    `json:"runs"`
-		Backend *struct {
-			Median float64 `json:"median"`
-		} `json:"backend_ms"`
-		Compare *struct {
-			Median float64 `json:"median"`
-		} `json:"compare_ms"`
-		Ratio       float64   `json:"ratio"`
-		PassRatios  []float64 `json:"pass_ratios"`
-		Allocations *struct {
-			AllocsPerRun float64 `json:"allocs_per_run"`
-		} `json:"allocations"`
-		Skipped string `json:"skipped"`
-		Error   string `json:"error"`
-	} `json:"rows"`
+	Path string
+	metrics.BenchReport
 }
 
-// Train is a training report (d500 train --json).
+// Train is a training report (d500 train --json) and the file it came
+// from.
 type Train struct {
-	Path         string
-	Model        string               `json:"model"`
-	Dataset      string               `json:"dataset"`
-	Backend      string               `json:"backend"`
-	Optimizer    string               `json:"optimizer"`
-	Hyper        map[string]any       `json:"hyperparameters"`
-	Batch        int                  `json:"batch"`
-	Epochs       int                  `json:"epochs"`
-	Steps        int                  `json:"steps"`
-	Samples      int                  `json:"samples"`
-	Seconds      float64              `json:"seconds"`
-	FinalLoss    *float64             `json:"final_loss"`
-	TestAccuracy *float64             `json:"test_accuracy"`
-	Interrupted  bool                 `json:"interrupted"`
-	Error        string               `json:"error"`
-	Environment  *metrics.Environment `json:"environment"`
+	Path string
+	metrics.TrainReport
 }
 
 // Load reads the result files at paths, telling their kinds apart by
@@ -122,13 +87,13 @@ func Load(paths ...string) (*Inputs, error) {
 			if err := json.Unmarshal(data, &b); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			in.Benchs, env = append(in.Benchs, b), b.Environment
+			in.Benchs, env = append(in.Benchs, b), &b.Environment
 		case keys["hyperparameters"] != nil:
 			t := Train{Path: path}
 			if err := json.Unmarshal(data, &t); err != nil {
 				return nil, fmt.Errorf("%s: %w", path, err)
 			}
-			in.Trains, env = append(in.Trains, t), t.Environment
+			in.Trains, env = append(in.Trains, t), &t.Environment
 		default:
 			return nil, fmt.Errorf("%s: a JSON document of no known report (conformance, gradcheck, bench, train)", path)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/deep500/deep500-go/metrics"
 	"github.com/deep500/deep500-go/metrics/plot"
+	"github.com/deep500/deep500-go/optimizer"
 )
 
 // Write writes the page of in to w, titled title.
@@ -162,11 +163,14 @@ var funcs = template.FuncMap{
 		}
 		return s
 	},
-	"hyper": func(h map[string]any) string {
+	"hyper": func(h optimizer.Hyperparams) string {
 		var parts []string
-		for _, k := range []string{"lr", "momentum", "beta1", "beta2", "eps", "alpha", "weight_decay"} {
-			if v, ok := h[k].(float64); ok && v != 0 {
-				parts = append(parts, fmt.Sprintf("%s %g", k, v))
+		for _, p := range []struct {
+			name string
+			v    float64
+		}{{"lr", h.LR}, {"momentum", h.Momentum}, {"beta1", h.Beta1}, {"beta2", h.Beta2}, {"eps", h.Eps}, {"alpha", h.Alpha}, {"weight_decay", h.WeightDecay}} {
+			if p.v != 0 {
+				parts = append(parts, fmt.Sprintf("%s %g", p.name, p.v))
 			}
 		}
 		return strings.Join(parts, ", ")

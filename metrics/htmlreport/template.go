@@ -77,7 +77,7 @@ of {{len .Tests}} cases ({{pct .Passed (len .Tests)}} passed){{if .Interrupted}}
 {{range .Trains}}
 <table>
 <tr><th>model</th><td>{{.Model}} on {{.Dataset}}, backend {{.Backend}}</td></tr>
-<tr><th>optimizer</th><td>{{.Optimizer}} ({{hyper .Hyper}}), batch {{.Batch}}</td></tr>
+<tr><th>optimizer</th><td>{{.Optimizer}} ({{hyper .Hyperparams}}), batch {{.Batch}}</td></tr>
 <tr><th>trained</th><td>{{.Steps}} steps, {{.Samples}} samples, {{.Epochs}} epochs in {{f "%.1f" .Seconds}} s{{if .Interrupted}}, <strong>interrupted</strong>{{end}}{{if .Error}}, <span class="failed">{{.Error}}</span>{{end}}</td></tr>
 <tr><th>result</th><td>final loss {{num .FinalLoss "%.4f"}}, test accuracy {{num .TestAccuracy "%.4f"}}</td></tr>
 </table>

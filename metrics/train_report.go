@@ -1,0 +1,57 @@
+package metrics
+
+import (
+	"math"
+
+	"github.com/deep500/deep500-go/optimizer"
+)
+
+// TrainReport is `d500 train --json`: what was trained, how, on what
+// machine, and what came of it, written whatever ended the run (an
+// interrupted run says so, with the figures of the steps it did); the
+// HTML report reads it back.
+type TrainReport struct {
+	Environment Environment `json:"environment"`
+	Model       string      `json:"model"`
+	Dataset     string      `json:"dataset"`
+	Backend     string      `json:"backend"`
+	Optimizer   string      `json:"optimizer"`
+	Impl        string      `json:"impl"`
+	// Hyperparams are the optimizer's hyperparameters in effect at the
+	// start (the learning rate before any schedule).
+	Hyperparams optimizer.Hyperparams `json:"hyperparameters"`
+	Batch       int                   `json:"batch"`
+	Seed        uint64                `json:"seed"`
+	// PlannedEpochs and PlannedSteps are the run's bound (0: not set).
+	PlannedEpochs int `json:"planned_epochs"`
+	PlannedSteps  int `json:"planned_steps"`
+	// Distributed is the scheme and Ranks the number of ranks of a
+	// distributed run.
+	Distributed string `json:"distributed,omitempty"`
+	Ranks       int    `json:"ranks,omitempty"`
+
+	Epochs  int     `json:"epochs"`
+	Steps   int     `json:"steps"`
+	Samples int     `json:"samples"`
+	Seconds float64 `json:"seconds"`
+	// FinalLoss is the last step's training loss; TestLoss and
+	// TestAccuracy those of the last evaluation (null when none ran).
+	FinalLoss    *float64 `json:"final_loss"`
+	TestLoss     *float64 `json:"test_loss"`
+	TestAccuracy *float64 `json:"test_accuracy"`
+	Interrupted  bool     `json:"interrupted"`
+	Error        string   `json:"error,omitempty"`
+
+	CSV        string `json:"csv,omitempty"`
+	Plots      string `json:"plots,omitempty"`
+	SavedModel string `json:"saved_model,omitempty"`
+}
+
+// Finite is v, or nil (JSON null) for a NaN or an infinity, which JSON
+// cannot hold.
+func Finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
