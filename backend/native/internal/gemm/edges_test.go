@@ -105,6 +105,7 @@ func checkProduct(t *testing.T, r *rand.Rand, im *Impl, m, n, k int, alpha, beta
 // path and the few-columns one.
 func TestGemmSignedZerosMatchPortable(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
+	// 70: the last 6 columns through the narrowest kernel.
 	for _, n := range []int{70, 1, 3} {
 		checkSignedZeros(t, r, 9, n, 5)
 	}
@@ -124,19 +125,26 @@ func checkSignedZeros(t *testing.T, r *rand.Rand, m, n, k int) {
 	for _, impl := range Implementations() {
 		for _, alpha := range []float64{1, -1} {
 			for _, beta := range []float64{0, 1} {
-				a, b, c := zeros(m*k), zeros(k*n), zeros(m*n)
-				got, want := append([]float64{}, c...), append([]float64{}, c...)
-				multiply(&impl, m, n, k, alpha, NewMatrix(a, k, false), NewMatrix(b, n, false), beta, got, n, 1)
-				multiply(&portable, m, n, k, alpha, NewMatrix(a, k, false), NewMatrix(b, n, false), beta, want, n, 1)
-				got32, want32 := toF32(c), toF32(c)
-				multiply(&impl, m, n, k, float32(alpha), NewMatrix(toF32(a), k, false), NewMatrix(toF32(b), n, false), float32(beta), got32, n, 1)
-				multiply(&portable, m, n, k, float32(alpha), NewMatrix(toF32(a), k, false), NewMatrix(toF32(b), n, false), float32(beta), want32, n, 1)
-				for i := range want {
-					if math.Signbit(got[i]) != math.Signbit(want[i]) || got[i] != 0 {
-						t.Fatalf("%s %dx%dx%d alpha=%v beta=%v float64: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, i, got[i], want[i])
+				// B as stored is read in place; transposed, it is packed.
+				for _, trans := range []bool{false, true} {
+					ldb := n
+					if trans {
+						ldb = k
 					}
-					if math.Signbit(float64(got32[i])) != math.Signbit(float64(want32[i])) || got32[i] != 0 {
-						t.Fatalf("%s %dx%dx%d alpha=%v beta=%v float32: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, i, got32[i], want32[i])
+					a, b, c := zeros(m*k), zeros(k*n), zeros(m*n)
+					got, want := append([]float64{}, c...), append([]float64{}, c...)
+					multiply(&impl, m, n, k, alpha, NewMatrix(a, k, false), NewMatrix(b, ldb, trans), beta, got, n, 1)
+					multiply(&portable, m, n, k, alpha, NewMatrix(a, k, false), NewMatrix(b, ldb, trans), beta, want, n, 1)
+					got32, want32 := toF32(c), toF32(c)
+					multiply(&impl, m, n, k, float32(alpha), NewMatrix(toF32(a), k, false), NewMatrix(toF32(b), ldb, trans), float32(beta), got32, n, 1)
+					multiply(&portable, m, n, k, float32(alpha), NewMatrix(toF32(a), k, false), NewMatrix(toF32(b), ldb, trans), float32(beta), want32, n, 1)
+					for i := range want {
+						if math.Signbit(got[i]) != math.Signbit(want[i]) || got[i] != 0 {
+							t.Fatalf("%s %dx%dx%d alpha=%v beta=%v trans=%v float64: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, trans, i, got[i], want[i])
+						}
+						if math.Signbit(float64(got32[i])) != math.Signbit(float64(want32[i])) || got32[i] != 0 {
+							t.Fatalf("%s %dx%dx%d alpha=%v beta=%v trans=%v float32: element %d got %v, portable %v", impl.Name, m, n, k, alpha, beta, trans, i, got32[i], want32[i])
+						}
 					}
 				}
 			}

@@ -122,7 +122,11 @@ func TestGemmSpecialValuesMatchPortable(t *testing.T) {
 	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1))}
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, impl := range Implementations() {
-		for _, sz := range [][3]int{{1, 37, 19}, {3, 9, 8}, {7, 23, 17}, {13, 40, 33}, {13, 1, 33}, {9, 3, 17}, {40, 4, 70}} {
+		// Past the few-rows path (m > FewRowsMax), every width of the
+		// last block of columns, 1 to 4 vectors: with transB, B is packed
+		// and the narrow kernels read the wide one's panel.
+		for _, sz := range [][3]int{{1, 37, 19}, {3, 9, 8}, {7, 23, 17}, {13, 40, 33}, {13, 1, 33}, {9, 3, 17}, {40, 4, 70},
+			{7, 70, 9}, {6, 84, 5}, {9, 100, 11}, {5, 128, 4}} {
 			m, n, k := sz[0], sz[1], sz[2]
 			for _, trans := range []bool{false, true} {
 				a, b := toF32(randomSlice(r, m*k)), toF32(randomSlice(r, k*n))
