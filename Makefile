@@ -133,9 +133,12 @@ fuzz: setup
 # ratios spread. Each row has BENCH_RUNS timed runs of each backend per
 # pass, cut down to BENCH_MIN_RUNS where the warm-up says they would take
 # longer than BENCH_BUDGET (the large networks at batch 8), so the whole
-# table takes a few minutes on 2 cores. The binary is stamped with the
-# commit it was built from.
+# table takes a few minutes on 2 cores. Each row's BENCH_WARMUP untimed
+# runs cover native's thread policy learning whether a network runs
+# faster on the pool or serially (its first four runs on two threads).
+# The binary is stamped with the commit it was built from.
 BENCH_PASSES ?= 5
+BENCH_WARMUP ?= 5
 BENCH_RUNS ?= 10
 BENCH_MIN_RUNS ?= 1
 BENCH_BUDGET ?= 2s
@@ -144,7 +147,7 @@ VCS_LDFLAGS = -X github.com/deep500/deep500-go/metrics.BuildCommit=$$(git rev-pa
 	-X github.com/deep500/deep500-go/metrics.BuildModified=$$(git diff --quiet HEAD 2>/dev/null && echo false || echo true)
 bench: setup build
 	@mkdir -p $(OUT)
-	bin/d500 bench --batch 1,8 --threads 1,2 --passes $(BENCH_PASSES) --runs $(BENCH_RUNS) --min-runs $(BENCH_MIN_RUNS) --budget $(BENCH_BUDGET) \
+	bin/d500 bench --batch 1,8 --threads 1,2 --passes $(BENCH_PASSES) --warmup $(BENCH_WARMUP) --runs $(BENCH_RUNS) --min-runs $(BENCH_MIN_RUNS) --budget $(BENCH_BUDGET) \
 		--compare onnxruntime --md $(OUT)/bench.md --json $(OUT)/bench.json $(BENCH_FLAGS)
 	@echo "Results in $(OUT)/bench.md and $(OUT)/bench.json"
 

@@ -82,6 +82,20 @@
 // new instruction set is one more entry in the table. The thread count
 // comes from backend.Options.Threads, or GOMAXPROCS when it is 0.
 //
+// # Threads
+//
+// An inference on more than one thread runs each parallel region either on
+// the worker pool or, when the network has measured that to be faster,
+// serially on the caller (thread_policy.go): a small network on a shared
+// virtual machine can be faster on one core than on two for minutes at a
+// time, when the host makes handing data between the cores three times as
+// costly. The policy keeps the latest times of each mode per input shape,
+// learns both in the first four runs of a shape, tries the pool again
+// after 4 serial runs, then 8, 16, … up to every 64, and never tries a serial run of a network whose
+// parallel run takes more than 10 ms. The results are the same bits
+// either way. backend.Options.Settings["threads"] = "fixed" (d500's
+// --backend-opt threads=fixed) always uses the pool; training always does.
+//
 // A kernel's element type is chosen by one type switch per call; static
 // type inference at build time (to pick it once) is left for when the
 // operator set needs it.

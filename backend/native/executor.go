@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/backend/native/internal/par"
@@ -45,6 +46,10 @@ type executor struct {
 
 	graph   *onnx.Graph
 	threads int
+	// policy chooses between the pool and a serial run for each
+	// inference (thread_policy.go); nil on one thread or with the
+	// ThreadsSetting "fixed".
+	policy *threadPolicies
 
 	slots     []onnx.Value   // the current value of every named value
 	slotNames []string       // slot index to value name, for messages
@@ -89,6 +94,10 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 	if m == nil || m.Graph == nil {
 		return nil, fmt.Errorf("native: model has no graph")
 	}
+	adaptive, err := adaptiveThreads(opts.Settings)
+	if err != nil {
+		return nil, err
+	}
 	fuse := opts.Optimize
 	if opts.Optimize {
 		opts.Optimize = false // the evaluator's one-node models, and the result, compile as they are
@@ -109,6 +118,9 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 		frozen:       map[string]bool{},
 		fusedAway:    map[string]string{},
 		optimized:    fuse,
+	}
+	if adaptive && e.parallelism() > 1 {
+		e.policy = &threadPolicies{}
 	}
 	if err := e.loadInitializers(); err != nil {
 		return nil, err
@@ -221,7 +233,7 @@ func (e *executor) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value
 	if err := e.bindFeeds(feeds); err != nil {
 		return nil, err
 	}
-	if err := e.execute(); err != nil {
+	if err := e.infer(); err != nil {
 		return nil, err
 	}
 	return e.collectOutputs()
@@ -240,7 +252,7 @@ func (e *executor) InferenceInto(feeds, dst map[string]onnx.Value) error {
 	if err := e.bindFeeds(feeds); err != nil {
 		return err
 	}
-	if err := e.execute(); err != nil {
+	if err := e.infer(); err != nil {
 		return err
 	}
 	for _, name := range e.outputs {
@@ -298,6 +310,26 @@ func (e *executor) bindFeeds(feeds map[string]onnx.Value) error {
 		}
 		e.slots[in.slot] = v
 	}
+	return nil
+}
+
+// infer runs the plan for an inference: on the pool or serially, as the
+// network's thread policy chooses, timing the run for it.
+func (e *executor) infer() error {
+	if e.policy == nil {
+		return e.execute()
+	}
+	p := e.policy.get(e.inputSignature())
+	serial := p.choose()
+	if serial {
+		par.BeginSerial()
+		defer par.EndSerial()
+	}
+	start := time.Now()
+	if err := e.execute(); err != nil {
+		return err
+	}
+	p.record(serial, time.Since(start))
 	return nil
 }
 

@@ -95,9 +95,9 @@ type Task interface {
 // that have started. A region's parts never queue behind another's, so
 // nested regions cannot wait on each other.
 func Spread(workers int, t Task) {
-	if workers <= 1 {
-		if workers == 1 {
-			t.Work(0)
+	if workers <= 1 || serial.Load() > 0 {
+		for w := range max(workers, 0) {
+			t.Work(w)
 		}
 		return
 	}
@@ -232,10 +232,10 @@ func (l *regionList) put(r *region) {
 // they are already spinning when the parallel regions of a burst of work
 // (a network's inference) begin, instead of each region paying for a
 // wake-up. It starts the goroutines if there are fewer than n, and ends
-// a Rest.
+// a Rest. Between BeginSerial and EndSerial it wakes none.
 func Warm(n int) {
 	resting.Store(false)
-	if n <= 0 || runtime.GOMAXPROCS(0) < 2 {
+	if n <= 0 || serial.Load() > 0 || runtime.GOMAXPROCS(0) < 2 {
 		return
 	}
 	pool.ensure(n)

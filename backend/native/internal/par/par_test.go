@@ -209,3 +209,39 @@ func TestSpreadPanicReachesTheCaller(t *testing.T) {
 		t.Errorf("For after the panics covered %d of 1000", n.Load())
 	}
 }
+
+// Between BeginSerial and EndSerial a region runs its parts one after
+// another on the caller, in order, and For still covers its range.
+func TestSerialRunsPartsOnTheCaller(t *testing.T) {
+	BeginSerial()
+	defer EndSerial()
+	var active, most atomic.Int32
+	var order []int
+	Spread(5, taskFunc(func(w int) {
+		n := active.Add(1)
+		if n > most.Load() {
+			most.Store(n)
+		}
+		order = append(order, w) // no lock: the parts must not overlap
+		active.Add(-1)
+	}))
+	if most.Load() != 1 || len(order) != 5 {
+		t.Fatalf("parts overlapped (at most %d at once) or ran %d times", most.Load(), len(order))
+	}
+	for i, w := range order {
+		if w != i {
+			t.Fatalf("parts ran in order %v, want 0..4", order)
+		}
+	}
+	data := make([]int, 1000)
+	For(len(data), 4, 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			data[i]++
+		}
+	})
+	for i, v := range data {
+		if v != 1 {
+			t.Fatalf("data[%d] = %d after one serial For", i, v)
+		}
+	}
+}
