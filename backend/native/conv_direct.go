@@ -110,9 +110,12 @@ func (p *packedWeight[T]) directWeights(w []float32, l *conv.Direct3x3Layout, m,
 // 0.76, stride 2 32×32×16→32 0.59, 16×16×32→64 0.94; ResNet-18 56×56×64
 // 0.63, 28×28×128 0.58, 14×14×256 0.78, stride 2 56×56×64→128 0.77,
 // 28×28×128→256 0.72; but 7×7×512 0.97–1.01 and stride 2 14×14×256→512
-// 1.02–1.06 (both a run of 4 vectors), on one and two threads.
+// 1.02–1.06 (both a run of 4 vectors, 49 outputs), on one and two
+// threads. Four vectors that are all outputs (8×8 in the flat layout) do
+// win: 8×8×64→64 took 41 µs on the flat layout's 4 vectors against 51 on
+// the pitched one's 5 (the kernel alone, 8 blocks).
 func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout) bool {
-	return im.Name == "avx512" && l.Run > 4*16
+	return im.Name == "avx512" && (l.Run > 4*16 || l.OH*l.OW >= 4*16)
 }
 
 // convDirect3x3Items is the work of convDirect3x3: with padding set,

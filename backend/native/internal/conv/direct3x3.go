@@ -29,6 +29,20 @@ import (
 // the flat index over the quarters' pitch again gives every tap as a
 // constant offset, with one junk column per row.
 //
+// On small maps the junk column is a large share of the run: an 8×8
+// output has a flat run of 72 (pitch 9), five vectors of which only four
+// hold outputs. The flat layout removes it. Its pitch is the output's
+// width, and each channel's input is stored three times, once per column
+// tap kx, shifted so that variant kx holds at (row, ox) the input column
+// ox+kx−PadLeft, or zero where that is outside the input: every tap then
+// reads one variant at a whole number of rows from the output's flat
+// index, and a row's end no longer needs a zero column after it. Stride 2
+// does the same with the quarters: per column tap the two row parities
+// (six planes per channel instead of four). It costs three (or one and a
+// half) times the padding copies, so NewDirect3x3Layout takes it only
+// where it saves a tenth of the vectors or more (8×8 and smaller maps;
+// not 16×16, 17 vectors against 16, nor 7×7, 4 against 4).
+//
 // A kernel call computes Direct3x3Block output channels over the whole
 // flat run, into a scratch block of Direct3x3Block rows of Run elements,
 // from weights repacked so that the Direct3x3Block weights of one input
@@ -63,6 +77,11 @@ type Direct3x3Layout struct {
 	Quarter     int // stride 2: Rows·Pitch, from one quarter to the next
 	Plane       int // from one channel's padded input to the next
 	Run         int // flat outputs per channel: OH·Pitch rounded up to 16
+	// Flat is set for the flat layout (Pitch = OW, a variant per column
+	// tap); Variant is then the distance from one column tap's variant to
+	// the next: Rows·Pitch (stride 1) or two quarters (stride 2).
+	Flat    bool
+	Variant int
 
 	weightsPerBlock int // C·9·Direct3x3Block
 	inputElements   int // C·Plane + slack
@@ -71,8 +90,21 @@ type Direct3x3Layout struct {
 // NewDirect3x3Layout returns the layout of g over channels input
 // channels, and whether the direct kernels cover g: 2-D, a 3×3 kernel,
 // stride 1 or 2 (the same both ways), dilation 1, padding of 0 or 1 on
-// each side.
+// each side. The layout is the flat one where that saves a tenth of the
+// run's vectors, the pitched one otherwise.
 func NewDirect3x3Layout(g *Geometry, channels int) (Direct3x3Layout, bool) {
+	l, ok := pitchedDirect3x3Layout(g, channels)
+	if !ok {
+		return l, false
+	}
+	if f := l.flat(); 10*l.Run >= 11*f.Run {
+		return f, true
+	}
+	return l, true
+}
+
+// pitchedDirect3x3Layout is NewDirect3x3Layout's pitched layout.
+func pitchedDirect3x3Layout(g *Geometry, channels int) (Direct3x3Layout, bool) {
 	if len(g.In) != 2 || channels < 1 || g.Strides[0] != g.Strides[1] || g.Strides[0] < 1 || g.Strides[0] > 2 {
 		return Direct3x3Layout{}, false
 	}
@@ -110,10 +142,33 @@ func NewDirect3x3Layout(g *Geometry, channels int) (Direct3x3Layout, bool) {
 	return l, true
 }
 
+// flat returns the flat layout of the same convolution as l (see above).
+func (l Direct3x3Layout) flat() Direct3x3Layout {
+	l.Flat, l.Pitch = true, l.OW
+	if l.Stride == 1 {
+		l.Rows = l.OH + 2
+		l.Variant = l.Rows * l.Pitch
+		l.Quarter, l.Plane = 0, 3*l.Variant
+	} else {
+		l.Rows = l.OH + 1
+		l.Quarter = l.Rows * l.Pitch
+		l.Variant, l.Plane = 2*l.Quarter, 6*l.Quarter
+	}
+	l.Run = roundUp(l.OH*l.Pitch, 16)
+	l.inputElements = l.C*l.Plane + direct3x3Slack
+	return l
+}
+
 // tapOffset is the offset of tap t's input (row-major in the 3×3
 // window) from the output's flat index in a channel's padded input.
 func (l *Direct3x3Layout) tapOffset(t int) int {
 	ky, kx := t/3, t%3
+	if l.Flat {
+		if l.Stride == 1 {
+			return kx*l.Variant + ky*l.Pitch
+		}
+		return kx*l.Variant + (ky%2)*l.Quarter + (ky/2)*l.Pitch
+	}
 	if l.Stride == 1 {
 		return ky*l.Pitch + kx
 	}
@@ -141,6 +196,22 @@ func (l *Direct3x3Layout) Pad(dst, x []float32) { l.PadChannels(dst, x, 0, l.C) 
 func (l *Direct3x3Layout) PadChannels(dst, x []float32, c0, c1 int) {
 	_ = dst[l.inputElements-1]
 	_ = x[l.C*l.H*l.W-1]
+	if l.Flat && l.Stride == 1 {
+		for c := c0; c < c1; c++ {
+			in := x[c*l.H*l.W : (c+1)*l.H*l.W]
+			for kx := range 3 {
+				// Variant kx's column ox is input column ox+kx−PadLeft.
+				shift := kx - l.PadLeft
+				ox0, ox1 := max(0, -shift), min(l.OW, l.W-shift)
+				if ox1 <= ox0 {
+					continue
+				}
+				variant := dst[c*l.Plane+kx*l.Variant:]
+				copyRows(variant[l.PadTop*l.Pitch+ox0:], l.Pitch, in[ox0+shift:], l.W, l.H, ox1-ox0)
+			}
+		}
+		return
+	}
 	if l.Stride == 1 {
 		for c := c0; c < c1; c++ {
 			plane := dst[c*l.Plane : (c+1)*l.Plane]
@@ -156,7 +227,43 @@ func (l *Direct3x3Layout) PadChannels(dst, x []float32, c0, c1 int) {
 	buf := gemm.PackBuffer[float32](2 * l.H * half)
 	defer gemm.ReleasePackBuffer(buf)
 	for c := c0; c < c1; c++ {
-		l.padQuarters(dst[c*l.Plane:(c+1)*l.Plane], x[c*l.H*l.W:(c+1)*l.H*l.W], (*buf)[:2*l.H*half], half)
+		plane, in, split := dst[c*l.Plane:(c+1)*l.Plane], x[c*l.H*l.W:(c+1)*l.H*l.W], (*buf)[:2*l.H*half]
+		if l.Flat {
+			l.padFlatQuarters(plane, in, split, half)
+		} else {
+			l.padQuarters(plane, in, split, half)
+		}
+	}
+}
+
+// padFlatQuarters is padQuarters for the flat layout: variant kx's
+// quarter of row parity a holds at (i, ox) padded row 2i+a, column
+// 2·ox+kx, i.e. input column 2·ox+kx−PadLeft: an even column, read from
+// the split's even half at ox+shift/2, or an odd one, from its odd half.
+func (l *Direct3x3Layout) padFlatQuarters(plane, in, split []float32, half int) {
+	im := DepthwiseActive()
+	evens, odds := split[:l.H*half], split[l.H*half:]
+	im.DeinterleaveRows(evens, odds, half, in, l.W, l.H, l.W)
+	for kx := range 3 {
+		shift := kx - l.PadLeft // −1 to 2
+		cols, n := evens, (l.W+1)/2
+		if shift%2 != 0 {
+			cols, n = odds, l.W/2
+		}
+		h := shift >> 1 // floor(shift/2): split column ox+h
+		ox0, ox1 := max(0, -h), min(l.OW, n-h)
+		if ox1 <= ox0 {
+			continue
+		}
+		for a := range 2 {
+			r0 := a ^ l.PadTop // the first input row of padded parity a
+			if r0 >= l.H {
+				continue
+			}
+			rows := (l.H - r0 + 1) / 2
+			q := plane[kx*l.Variant+a*l.Quarter+((r0+l.PadTop)/2)*l.Pitch:]
+			im.CopyRows(q[ox0:], l.Pitch, cols[r0*half+ox0+h:], 2*half, rows, ox1-ox0)
+		}
 	}
 }
 

@@ -25,9 +25,14 @@ func direct3x3BlockAVX512(l *Direct3x3Layout, out, src, w []float32) {
 	_ = out[l.OutputSize()-1]
 	_ = src[l.InputSize()-1]
 	_ = w[l.WeightsSize()-1]
-	if l.Stride == 1 {
+	switch {
+	case l.Flat && l.Stride == 1:
+		d3x3S1FlatBlockAVX512(&src[0], 4*l.Variant, 4*l.Pitch, l.C, &w[0], &out[0], l.Run/16, 4*l.Run)
+	case l.Flat:
+		d3x3S2FlatBlockAVX512(&src[0], 4*l.Quarter, 4*l.Pitch, l.C, &w[0], &out[0], l.Run/16, 4*l.Run)
+	case l.Stride == 1:
 		d3x3S1BlockAVX512(&src[0], 4*l.Plane, 4*l.Pitch, l.C, &w[0], &out[0], l.Run/16, 4*l.Run)
-	} else {
+	default:
 		d3x3S2BlockAVX512(&src[0], 4*l.Quarter, 4*l.Pitch, l.C, &w[0], &out[0], l.Run/16, 4*l.Run)
 	}
 }

@@ -9,3 +9,11 @@ func d3x3S1BlockAVX512(src *float32, plane int, pitch int, channels int, w *floa
 
 // d3x3S2BlockAVX512 computes 8 output channels of a direct 3×3 convolution of stride 2 over vectors·16 flat outputs; quarter, pitch and outStride in bytes.
 func d3x3S2BlockAVX512(src *float32, quarter int, pitch int, channels int, w *float32, out *float32, vectors int, outStride int)
+
+// d3x3S1FlatBlockAVX512 computes 8 output channels of a direct 3×3 convolution of stride 1 in the flat layout over vectors·16 outputs;
+// variant is the bytes from one column tap's variant to the next; pitch and outStride in bytes.
+func d3x3S1FlatBlockAVX512(src *float32, variant int, pitch int, channels int, w *float32, out *float32, vectors int, outStride int)
+
+// d3x3S2FlatBlockAVX512 computes 8 output channels of a direct 3×3 convolution of stride 2 in the flat layout over vectors·16 outputs;
+// quarter is the bytes from a variant's quarter of even rows to its odd rows' (half a variant); pitch and outStride in bytes.
+func d3x3S2FlatBlockAVX512(src *float32, quarter int, pitch int, channels int, w *float32, out *float32, vectors int, outStride int)

@@ -32,6 +32,17 @@ func direct3x3Run(impl *Direct3x3Impl, l *Direct3x3Layout, x, w []float32, m int
 	return y
 }
 
+// direct3x3Layouts returns both layouts of g over c channels, pitched
+// and flat, whichever NewDirect3x3Layout would choose, and whether the
+// direct kernels cover g.
+func direct3x3Layouts(g *Geometry, c int) ([]Direct3x3Layout, bool) {
+	l, ok := pitchedDirect3x3Layout(g, c)
+	if !ok {
+		return nil, false
+	}
+	return []Direct3x3Layout{l, l.flat()}, true
+}
+
 // direct3x3Naive computes the same convolution by its definition in
 // float64, and the magnitude Σ|w·x| of each output's terms.
 func direct3x3Naive(g *Geometry, x, w []float32, c, m int) (want []float32, mag []float64) {
@@ -84,7 +95,7 @@ func closeTo(got, want float32, mag float64) bool {
 // The direct kernels give the definition's result, and the im2col+GEMM
 // path's, on odd sizes: widths 1 to 37 (every tail of the flat run),
 // odd and even heights, 1 to 20 channels in and out, pads 0 and 1 on
-// each side, strides 1 and 2.
+// each side, strides 1 and 2, in the pitched and the flat layout.
 func TestDirect3x3MatchesNaiveAndIm2col(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	pads := [][4]int{{1, 1, 1, 1}, {0, 0, 0, 0}, {1, 0, 0, 1}, {0, 1, 1, 0}}
@@ -96,24 +107,29 @@ func TestDirect3x3MatchesNaiveAndIm2col(t *testing.T) {
 					h := heights[(wd+pi+s)%len(heights)]
 					c, m := 1+(wd*7+pi+s)%20, 1+(wd*3+pi*5+s)%20
 					g := geomOf([]int{h, wd}, []int{3, 3}, []int{s, s}, []int{1, 1}, []int{p[0], p[1]}, []int{p[2], p[3]})
-					l, ok := NewDirect3x3Layout(g, c)
+					layouts, ok := direct3x3Layouts(g, c)
 					if fits := h+p[0]+p[2] >= 3 && wd+p[1]+p[3] >= 3; ok != fits {
 						t.Fatalf("%v: layout ok = %v, want %v", g, ok, fits)
+					}
+					if _, chosen := NewDirect3x3Layout(g, c); chosen != ok {
+						t.Fatalf("%v: NewDirect3x3Layout ok = %v, want %v", g, chosen, ok)
 					}
 					if !ok {
 						continue
 					}
-					name := fmt.Sprintf("%s/%dx%d/c%d/m%d/pad%v/stride%d", impl.Name, h, wd, c, m, p, s)
 					x, w := randSlice(r, c*h*wd), randSlice(r, m*c*9)
-					got := direct3x3Run(&impl, &l, x, w, m)
 					want, mag := direct3x3Naive(g, x, w, c, m)
 					viaGemm := direct3x3Im2col(g, x, w, c, m)
-					for i := range want {
-						if !closeTo(got[i], want[i], mag[i]) {
-							t.Fatalf("%s: y[%d] = %v, want %v", name, i, got[i], want[i])
-						}
-						if !closeTo(got[i], viaGemm[i], mag[i]) {
-							t.Fatalf("%s: y[%d] = %v, im2col+GEMM %v", name, i, got[i], viaGemm[i])
+					for _, l := range layouts {
+						name := fmt.Sprintf("%s/%dx%d/c%d/m%d/pad%v/stride%d/flat=%v", impl.Name, h, wd, c, m, p, s, l.Flat)
+						got := direct3x3Run(&impl, &l, x, w, m)
+						for i := range want {
+							if !closeTo(got[i], want[i], mag[i]) {
+								t.Fatalf("%s: y[%d] = %v, want %v", name, i, got[i], want[i])
+							}
+							if !closeTo(got[i], viaGemm[i], mag[i]) {
+								t.Fatalf("%s: y[%d] = %v, im2col+GEMM %v", name, i, got[i], viaGemm[i])
+							}
 						}
 					}
 				}
@@ -135,7 +151,7 @@ func checkDirect3x3NonFinite(t *testing.T, s int) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const h, wd, c, m = 9, 21, 3, 11
 	g := geomOf([]int{h, wd}, []int{3, 3}, []int{s, s}, []int{1, 1}, []int{1, 1}, []int{1, 1})
-	l, _ := NewDirect3x3Layout(g, c)
+	layouts, _ := direct3x3Layouts(g, c)
 	x, w := randSlice(r, c*h*wd), randSlice(r, m*c*9)
 	x[0] = float32(math.NaN())               // a corner: the padding beside it
 	x[(1*h+4)*wd+20] = float32(math.Inf(1))  // the right edge
@@ -143,20 +159,22 @@ func checkDirect3x3NonFinite(t *testing.T, s int) {
 	x[(2*h+8)*wd+10] = float32(math.Inf(1))  // the last row
 	x[(0*h+6)*wd+3] = float32(math.Inf(-1))  // alone
 	for _, impl := range Direct3x3Implementations() {
-		got := direct3x3Run(&impl, &l, x, w, m)
-		want, mag := direct3x3Naive(g, x, w, c, m)
-		viaGemm := direct3x3Im2col(g, x, w, c, m)
-		nonFinite := 0
-		for i := range want {
-			if math.IsNaN(float64(want[i])) || math.IsInf(float64(want[i]), 0) {
-				nonFinite++
+		for _, l := range layouts {
+			got := direct3x3Run(&impl, &l, x, w, m)
+			want, mag := direct3x3Naive(g, x, w, c, m)
+			viaGemm := direct3x3Im2col(g, x, w, c, m)
+			nonFinite := 0
+			for i := range want {
+				if math.IsNaN(float64(want[i])) || math.IsInf(float64(want[i]), 0) {
+					nonFinite++
+				}
+				if !closeTo(got[i], want[i], mag[i]) || !closeTo(got[i], viaGemm[i], mag[i]) {
+					t.Fatalf("%s flat=%v: y[%d] = %v, want %v (im2col+GEMM %v)", impl.Name, l.Flat, i, got[i], want[i], viaGemm[i])
+				}
 			}
-			if !closeTo(got[i], want[i], mag[i]) || !closeTo(got[i], viaGemm[i], mag[i]) {
-				t.Fatalf("%s: y[%d] = %v, want %v (im2col+GEMM %v)", impl.Name, i, got[i], want[i], viaGemm[i])
+			if nonFinite == 0 {
+				t.Fatalf("no output is non-finite: the case tests nothing")
 			}
-		}
-		if nonFinite == 0 {
-			t.Fatalf("no output is non-finite: the case tests nothing")
 		}
 	}
 }
@@ -171,7 +189,7 @@ func TestDirect3x3SignedZerosMatchGemm(t *testing.T) {
 	for s := 1; s <= 2; s++ {
 		for pad := 0; pad <= 1; pad++ {
 			g := geomOf([]int{h, wd}, []int{3, 3}, []int{s, s}, []int{1, 1}, []int{pad, pad}, []int{pad, pad})
-			l, ok := NewDirect3x3Layout(g, c)
+			layouts, ok := direct3x3Layouts(g, c)
 			if !ok {
 				t.Fatalf("stride %d pad %d: layout refused", s, pad)
 			}
@@ -188,11 +206,13 @@ func TestDirect3x3SignedZerosMatchGemm(t *testing.T) {
 			}
 			want := direct3x3Im2col(g, x, w, c, m)
 			for _, impl := range Direct3x3Implementations() {
-				got := direct3x3Run(&impl, &l, x, w, m)
-				for i := range want {
-					if got[i] != 0 || math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s stride %d pad %d: y[%d] = %v (bits %#x), im2col+GEMM %v (bits %#x)", impl.Name, s, pad, i,
-							got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+				for _, l := range layouts {
+					got := direct3x3Run(&impl, &l, x, w, m)
+					for i := range want {
+						if got[i] != 0 || math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s stride %d pad %d flat=%v: y[%d] = %v (bits %#x), im2col+GEMM %v (bits %#x)", impl.Name, s, pad, l.Flat, i,
+								got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
+						}
 					}
 				}
 			}

@@ -11,7 +11,11 @@
 // them. The two strides differ only in where each tap's input is: stride
 // 1 reads the padded rows at a row's pitch and a column from the output's
 // position; stride 2 reads the quarter of the taps' row and column
-// parity, at most one quarter row and one column further.
+// parity, at most one quarter row and one column further. The flat
+// kernels (d3x3S<stride>FlatBlockAVX512) read the flat layout, whose
+// pitch is the output's width: a channel's input is a variant per column
+// tap, and they walk the variants one after the other, each tap a whole
+// number of rows (or, stride 2, a quarter) from the output's position.
 package main
 
 import (
@@ -24,8 +28,10 @@ import (
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	blockKernel(1)
-	blockKernel(2)
+	blockKernel(1, false)
+	blockKernel(2, false)
+	blockKernel(1, true)
+	blockKernel(2, true)
 	Generate()
 }
 
@@ -110,10 +116,44 @@ func outRow(j, v int) Mem {
 	return m
 }
 
-// blockKernel generates d3x3S<stride>BlockAVX512.
-func blockKernel(stride int) {
+// flatTapAddress returns the operand of tap (ky, kx)'s input for vector v
+// of the step in the flat layout (pitch = the output's width), relative to
+// the current column variant's plane: the kernel walks the variants kx =
+// 0, 1, 2 one after the other (advancing src past each), and within one
+// the rows ky. Stride 1: row ky of the variant (variant is unused here);
+// stride 2: the variant's planes of row parity 0 and 1 follow each other
+// (variant bytes apart), and ky = 2 is parity 0 one row down.
+func flatTapAddress(stride, ky, v int) Mem {
+	m := Mem{Base: src, Disp: 64 * v}
+	switch {
+	case stride == 1 && ky > 0:
+		m.Index, m.Scale = pitch, uint8(ky)
+	case stride == 2 && ky == 1:
+		m.Index, m.Scale = plane, 1
+	case stride == 2 && ky == 2:
+		m.Index, m.Scale = pitch, 1
+	}
+	return m
+}
+
+// blockKernel generates d3x3S<stride>BlockAVX512, or with flat
+// d3x3S<stride>FlatBlockAVX512 for the flat layout (conv.Direct3x3Layout's
+// Flat: each channel's input as column-shifted variants with the output's
+// width as pitch, so that no lane of the run is junk).
+func blockKernel(stride int, flat bool) {
 	name := fmt.Sprintf("d3x3S%dBlockAVX512", stride)
-	if stride == 1 {
+	if flat {
+		name = fmt.Sprintf("d3x3S%dFlatBlockAVX512", stride)
+		sep, what := "variant", "from one column tap's variant to the next"
+		if stride == 2 {
+			sep, what = "quarter", "from a variant's quarter of even rows to its odd rows' (half a variant)"
+		}
+		TEXT(name, NOSPLIT, "func(src *float32, "+sep+", pitch, channels int, w, out *float32, vectors, outStride int)")
+		Doc(name+fmt.Sprintf(" computes 8 output channels of a direct 3×3 convolution of stride %d in the flat layout over vectors·16 outputs;", stride),
+			sep+" is the bytes "+what+"; pitch and outStride in bytes.")
+		Load(Param(sep), plane)
+		Load(Param("pitch"), pitch)
+	} else if stride == 1 {
 		TEXT(name, NOSPLIT, "func(src *float32, plane, pitch, channels int, w, out *float32, vectors, outStride int)")
 		Doc(name + " computes 8 output channels of a direct 3×3 convolution of stride 1 over vectors·16 flat outputs; plane, pitch and outStride in bytes.")
 		Load(Param("plane"), plane)
@@ -142,7 +182,7 @@ func blockKernel(stride int) {
 	JE(LabelRef("narrow"))
 	CMPQ(left, U8(wide))
 	JL(LabelRef("narrow"))
-	step(stride, wide, "w")
+	step(stride, flat, wide, "w")
 	ADDQ(U32(wide*64), srcBase)
 	ADDQ(U32(wide*64), outRow0)
 	ADDQ(U32(wide*64), outRow4)
@@ -152,7 +192,7 @@ func blockKernel(stride int) {
 	Label("narrow")
 	CMPQ(left, U8(2))
 	JL(LabelRef("one"))
-	step(stride, 2, "n2")
+	step(stride, flat, 2, "n2")
 	ADDQ(U32(2*64), srcBase)
 	ADDQ(U32(2*64), outRow0)
 	ADDQ(U32(2*64), outRow4)
@@ -162,7 +202,7 @@ func blockKernel(stride int) {
 	Label("one")
 	TESTQ(left, left)
 	JZ(LabelRef("done"))
-	step(stride, 1, "n1")
+	step(stride, flat, 1, "n1")
 
 	Label("done")
 	VZEROUPPER()
@@ -172,7 +212,7 @@ func blockKernel(stride int) {
 // step emits the computation of nv vectors of outputs of all 8 channels
 // at the current position, stored to the output rows; label names its
 // channel loop.
-func step(stride, nv int, label string) {
+func step(stride int, flat bool, nv int, label string) {
 	acc := func(j, v int) VecPhysical { return zmm[j*nv+v] }
 	x := func(v int) VecPhysical { return zmm[block*nv+v] }
 	wv := func(j int) VecPhysical { return zmm[block*nv+nv+j%2] }
@@ -185,9 +225,9 @@ func step(stride, nv int, label string) {
 	MOVQ(weights, wptr)
 	Load(Param("channels"), count)
 	Label("chan_" + label)
-	for t := range 9 {
+	tap := func(t int, at func(v int) Mem) {
 		for v := range nv {
-			VMOVUPS(tapAddress(stride, t, v), x(v))
+			VMOVUPS(at(v), x(v))
 		}
 		for j := range block {
 			VBROADCASTSS(Mem{Base: wptr, Disp: 4 * (t*block + j)}, wv(j))
@@ -196,9 +236,29 @@ func step(stride, nv int, label string) {
 			}
 		}
 	}
-	if stride == 1 {
+	switch {
+	case flat:
+		// Variant by variant; past the last, src is at the next
+		// channel's first.
+		for kx := range 3 {
+			for ky := range 3 {
+				tap(3*ky+kx, func(v int) Mem { return flatTapAddress(stride, ky, v) })
+			}
+			if stride == 1 {
+				ADDQ(plane, src)
+			} else {
+				LEAQ(Mem{Base: src, Index: plane, Scale: 2}, src)
+			}
+		}
+	case stride == 1:
+		for t := range 9 {
+			tap(t, func(v int) Mem { return tapAddress(stride, t, v) })
+		}
 		ADDQ(plane, src)
-	} else {
+	default:
+		for t := range 9 {
+			tap(t, func(v int) Mem { return tapAddress(stride, t, v) })
+		}
 		LEAQ(Mem{Base: src, Index: quarter, Scale: 4}, src)
 	}
 	ADDQ(U32(9*block*4), wptr)
