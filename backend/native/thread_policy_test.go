@@ -1,6 +1,7 @@
 package native
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -131,7 +132,7 @@ func TestThreadPolicyMarginTrialLimitAndShapes(t *testing.T) {
 	learning := []bool{false, false, true, true}
 	policyRun(&p, 1, 10, fast)
 	for sig := uint64(2); sig <= 4; sig++ {
-		if modes := policyRun(&p, sig, 4, fast); !equalModes(modes, learning) {
+		if modes := policyRun(&p, sig, 4, fast); !slices.Equal(modes, learning) {
 			t.Fatalf("shapes %d: the policy chose %v, want the learning runs %v", sig, modes, learning)
 		}
 	}
@@ -139,21 +140,9 @@ func TestThreadPolicyMarginTrialLimitAndShapes(t *testing.T) {
 		t.Fatalf("back to the first shapes the policy chose %v, want serial runs as learned", modes)
 	}
 	policyRun(&p, 5, 4, fast) // pushes out shapes 2
-	if modes := policyRun(&p, 2, 4, fast); !equalModes(modes, learning) {
+	if modes := policyRun(&p, 2, 4, fast); !slices.Equal(modes, learning) {
 		t.Fatalf("shapes pushed out: the policy chose %v, want the learning runs %v again", modes, learning)
 	}
-}
-
-func equalModes(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // The ThreadsSetting: adaptive by default, fixed turns the policy off, and
