@@ -91,8 +91,8 @@
 // time, when the host makes handing data between the cores three times as
 // costly. The policy keeps the latest times of each mode per input shape,
 // learns both in the first four runs of a shape, tries the pool again
-// after 4 serial runs, then 8, 16, … up to every 64, and never tries a serial run of a network whose
-// parallel run takes more than 10 ms. The results are the same bits
+// after 4 serial runs, then 8, 16, … up to every 64, and never tries a
+// serial run of a network whose parallel run takes more than 10 ms. The results are the same bits
 // either way. backend.Options.Settings["threads"] = "fixed" (d500's
 // --backend-opt threads=fixed) always uses the pool; training always does.
 //

@@ -329,7 +329,7 @@ func (e *executor) infer() error {
 	if err := e.execute(); err != nil {
 		return err
 	}
-	p.record(serial, time.Since(start))
+	e.policy.record(p, serial, time.Since(start))
 	return nil
 }
 

@@ -25,14 +25,14 @@ import (
 // fast in those stretches as outside them, so it is the yardstick: the
 // policy keeps the latest times of each mode and runs the faster, tries
 // the pool again now and then while serial wins (so it notices when the
-// stretch is over, or that it never was: see policyProbeFirst), and goes back to the serial run as soon as the pool's
-// times rise above it. Some networks are faster on one thread even in
+// stretch is over, or that it never was: see policyProbeFirst), and goes
+// back to the serial run as soon as the pool's times rise above it. Some networks are faster on one thread even in
 // quiet times (LeNet at batch 1, whose layers are too small to split);
 // they find that out too.
 //
-// A sample counts only when the run before it was in the same mode: the
-// first run after a switch finds the data in the other core's cache and
-// is slower than either mode's own. The results do not depend on the
+// A sample counts only when the network's run before it was in the same
+// mode: the first run after a switch finds the data in the other core's
+// cache and is slower than either mode's own. The results do not depend on the
 // mode: a serial run computes the same parts as a parallel one, and the
 // parts do not depend on the thread count (TestPresetInferenceSameBitsOnAnyThreads).
 
@@ -48,6 +48,10 @@ const ThreadsSetting = "threads"
 type threadPolicies struct {
 	entries [4]threadPolicy
 	tick    uint64
+	// last is the mode of the network's previous run, lastSet whether
+	// it had one: where its buffers were last written, whatever the
+	// shapes.
+	last, lastSet bool
 }
 
 // get returns the policy of inputs of signature sig, making one (in place
@@ -65,8 +69,22 @@ func (ps *threadPolicies) get(sig uint64) *threadPolicy {
 			oldest = p
 		}
 	}
-	*oldest = threadPolicy{sig: sig, used: ps.tick}
+	*oldest = threadPolicy{sig: sig, used: ps.tick, probeEvery: policyProbeFirst}
 	return oldest
+}
+
+// record notes the time of a run of policy p that completed in the given
+// mode; it counts only if the network's run before it was in the same
+// mode (see above).
+func (ps *threadPolicies) record(p *threadPolicy, serial bool, d time.Duration) {
+	if ps.lastSet && ps.last == serial {
+		if serial {
+			p.serial.add(d)
+		} else {
+			p.parallel.add(d)
+		}
+	}
+	ps.last, ps.lastSet = serial, true
 }
 
 // threadPolicy chooses, run by run, between the pool and a serial run for
@@ -77,8 +95,6 @@ type threadPolicy struct {
 	sig, used uint64
 	serial    modeTimes
 	parallel  modeTimes
-	// last is the mode of the previous run, lastSet whether there was one.
-	last, lastSet bool
 	// probe runs left in probeMode before the policy chooses again.
 	probe     int
 	probeMode bool
@@ -111,22 +127,20 @@ const policyMargin = 0.92
 
 // modeTimes holds the latest counted run times of one mode.
 type modeTimes struct {
-	times [3]time.Duration
-	n     int // how many of times are set (at most 3)
-	next  int
+	times [3]time.Duration // the latest, the n-th at times[(n-1)%3]
+	n     int              // how many were counted
 }
 
 func (m *modeTimes) add(d time.Duration) {
-	m.times[m.next] = d
-	m.next = (m.next + 1) % len(m.times)
-	m.n = min(m.n+1, len(m.times))
+	m.times[m.n%len(m.times)] = d
+	m.n++
 }
 
 // estimate is the median of the times (the middle of 3, the lower of 2).
 func (m *modeTimes) estimate() time.Duration {
 	var buf [3]time.Duration
-	ts := buf[:m.n]
-	copy(ts, m.times[:m.n])
+	ts := buf[:min(m.n, len(m.times))]
+	copy(ts, m.times[:])
 	slices.Sort(ts)
 	return ts[(len(ts)-1)/2]
 }
@@ -149,9 +163,6 @@ func (p *threadPolicy) choose() bool {
 	if !p.serialWins() {
 		p.sinceProbe, p.probeEvery = 0, policyProbeFirst
 		return false
-	}
-	if p.probeEvery == 0 {
-		p.probeEvery = policyProbeFirst
 	}
 	if p.sinceProbe++; p.sinceProbe >= p.probeEvery {
 		p.sinceProbe, p.probeEvery = 0, min(2*p.probeEvery, policyProbeEvery)
@@ -179,18 +190,6 @@ func (p *threadPolicy) startProbe(serial bool) bool {
 	}
 	p.probe, p.probeMode = 1, serial
 	return serial
-}
-
-// record notes the time of a run that completed in the given mode.
-func (p *threadPolicy) record(serial bool, d time.Duration) {
-	if p.lastSet && p.last == serial {
-		if serial {
-			p.serial.add(d)
-		} else {
-			p.parallel.add(d)
-		}
-	}
-	p.last, p.lastSet = serial, true
 }
 
 // inputSignature identifies the shapes and types of the values bound to

@@ -17,7 +17,7 @@ func policyRun(ps *threadPolicies, sig uint64, runs int, cost func(serial, switc
 		p := ps.get(sig)
 		serial := p.choose()
 		switched := len(modes) > 0 && modes[len(modes)-1] != serial
-		p.record(serial, cost(serial, switched))
+		ps.record(p, serial, cost(serial, switched))
 		modes = append(modes, serial)
 	}
 	return modes
