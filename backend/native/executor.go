@@ -73,6 +73,10 @@ type executor struct {
 	skipInputGrads bool
 	backward       map[string]*backwardPlan // per loss, compiled on first use
 	lastGrads      *gradState               // the gradients Fetch and Feed address
+	// batchNorms are the forward kernels of the BatchNormalization nodes,
+	// whose batch statistics their backward reads instead of computing
+	// them again (grad_norm.go).
+	batchNorms map[*onnx.Node]*batchNormKernel
 
 	// owned marks the slots whose tensor the executor made itself (a copy
 	// by Feed or UpdateParams) and may change in place; the others hold a

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/deep500/deep500-go/backend/native/internal/par"
+	"github.com/deep500/deep500-go/backend/native/internal/vec"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -459,6 +460,11 @@ type gnormBatchKernel struct {
 	gM, gV                                []float64
 	dScale, dBias, dMean, dVar            []float64
 	spec                                  gnormBatch
+	// fwd is the node's forward kernel, whose batch statistics a
+	// training step reuses; stats computes them when it has none.
+	fwd   *batchNormKernel
+	stats batchStatsTask
+	task  gnormBatch32Task
 }
 
 func (gb *gradBuilder) VisitBatchNormalization(op *ops.BatchNormalization) error {
@@ -467,6 +473,7 @@ func (gb *gradBuilder) VisitBatchNormalization(op *ops.BatchNormalization) error
 		x: gb.slot(op.In.X), scale: gb.slot(op.In.Scale), bias: gb.slot(op.In.B), y: gb.slot(op.Out.Y),
 		epsilon: float64(op.Epsilon), momentum: float64(op.Momentum),
 		spatial: v >= 9 || op.Spatial != 0, threads: gb.e.threads,
+		fwd: gb.e.batchNorms[gb.node],
 	}
 	if v >= 14 {
 		if op.TrainingMode != 0 && op.TrainingMode != 1 {
@@ -610,6 +617,10 @@ func (k *gnormBatchKernel) run(slots []onnx.Value, g *gradState) error {
 		if dx != nil {
 			dxd = dx.Data.([]float32)
 		}
+		if sp.training && inner >= minVectorRun {
+			k.backward32(dxd, x, gyT.Data.([]float32), sp)
+			break
+		}
 		gnormBatchBackward(dxd, xd, gyT.Data.([]float32), sp, k.threads)
 	case []float64:
 		var dxd []float64
@@ -644,6 +655,74 @@ type gnormBatch struct {
 	// Outputs, per feature: dScale and dBias (overwritten); dMean and dVar
 	// (inference only, added to).
 	dScale, dBias, dMean, dVar []float64
+}
+
+// backward32 is gnormBatchBackward of a float32 training step whose
+// channels have runs long enough for the vector kernels: the batch
+// statistics come from the forward pass of the same step (computed again
+// only when the forward ran elsewhere), then one pass over dy and x gives
+// Σdy and Σdy·(x-μ) per channel and one more writes dx.
+func (k *gnormBatchKernel) backward32(dx []float32, x *onnx.Tensor, dy []float32, sp *gnormBatch) {
+	xd := x.Data.([]float32)
+	if mean, vr, ok := k.fwd.statsFor(x); ok && len(mean) == sp.features {
+		copy(sp.mean, mean)
+		copy(sp.vr, vr)
+	} else {
+		batchStats32(sp.mean, sp.vr, xd, sp.n, sp.features, sp.inner, k.threads, &k.stats)
+	}
+	t := &k.task
+	*t = gnormBatch32Task{sp: sp, dx: dx, x: xd, dy: dy}
+	t.chunks = par.Chunks(sp.features, k.threads, max(1, par.Grain/max(2*sp.n*sp.inner, 1)))
+	if t.chunks == 1 {
+		t.Work(0)
+	} else {
+		par.Spread(t.chunks, t)
+	}
+	*t = gnormBatch32Task{} // hold no tensors between runs
+}
+
+// gnormBatch32Task is backward32's per-channel work: worker w takes the
+// w-th of chunks equal runs of features.
+type gnormBatch32Task struct {
+	sp        *gnormBatch
+	dx, x, dy []float32
+	chunks    int
+}
+
+func (t *gnormBatch32Task) Work(w int) {
+	sp := t.sp
+	n, nf, inner := sp.n, sp.features, sp.inner
+	m := float64(n * inner)
+	for f := w * nf / t.chunks; f < (w+1)*nf/t.chunks; f++ {
+		mean := sp.mean[f]
+		inv := 1 / math.Sqrt(sp.vr[f]+sp.eps)
+		var sdy, sdyx float64 // Σ dy and Σ dy·(x-mean)
+		for i := range n {
+			base := (i*nf + f) * inner
+			s, d := vec.DotCentered(t.dy[base:base+inner], t.x[base:base+inner], float32(mean))
+			sdy += float64(s)
+			sdyx += float64(d)
+		}
+		sp.dBias[f] = sdy
+		sp.dScale[f] = sdyx * inv
+		if t.dx == nil {
+			continue
+		}
+		// dx = a·dy + c1·(x-μ) + c0, the terms of gnormBatchBackward.
+		a := sp.scale[f] * inv
+		c0 := -a * sdy / m
+		c1 := -a * inv * inv * sdyx / m
+		if sp.gM != nil {
+			c0 += sp.gM[f] / m
+		}
+		if sp.gV != nil {
+			c1 += 2 * sp.gV[f] / m
+		}
+		for i := range n {
+			base := (i*nf + f) * inner
+			vec.Affine2(t.dx[base:base+inner], t.dy[base:base+inner], t.x[base:base+inner], float32(a), float32(c1), float32(c0-c1*mean))
+		}
+	}
 }
 
 // gnormBatchBackward computes dx (when not nil; overwritten) and the

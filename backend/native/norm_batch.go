@@ -3,6 +3,7 @@ package native
 import (
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/backend/native/internal/vec"
@@ -34,7 +35,37 @@ type batchNormKernel struct {
 	res          batchNormResult
 	// task is the parallel path's *scaleShiftTask of the element type
 	// last run, kept so that handing it to the workers allocates nothing.
-	task any
+	task  any
+	stats batchStatsTask
+	// The batch statistics of the last training run, per feature, and
+	// the input they were computed from (its storage and length), so that
+	// the backward pass of the same step can use them (statsFor).
+	batchMean, batchVar []float64
+	runMean, runVar     []float64
+	statsX              *float32
+	statsLen            int
+}
+
+// statsFor returns the batch mean and variance the last training run
+// computed, when x is the float32 input it computed them from.
+func (k *batchNormKernel) statsFor(x *onnx.Tensor) (mean, vr []float64, ok bool) {
+	if k == nil {
+		return nil, nil, false
+	}
+	xd, isF32 := x.Data.([]float32)
+	if !k.training || !isF32 || k.statsX == nil || len(xd) != k.statsLen || unsafe.SliceData(xd) != k.statsX {
+		return nil, nil, false
+	}
+	return k.batchMean, k.batchVar, true
+}
+
+// grow returns buf resized to n elements, reusing its storage.
+func grow(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
 }
 
 // batchNormResult holds the statistics a training run outputs.
@@ -81,13 +112,17 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 	// The result is the kernel's: the caller reads it before the next run.
 	res := &k.res
 	*res = batchNormResult{}
+	k.statsX = nil
 	if k.training {
-		bm, bv, err := batchStats(x, n, features, inner)
-		if err != nil {
+		bm, bv := grow(&k.batchMean, features), grow(&k.batchVar, features)
+		if xd, ok := x.Data.([]float32); ok && inner >= minVectorRun {
+			batchStats32(bm, bv, xd, n, features, inner, k.threads, &k.stats)
+			k.statsX, k.statsLen = unsafe.SliceData(xd), len(xd)
+		} else if err := batchStats(bm, bv, x, n, features, inner); err != nil {
 			return nil, err
 		}
 		res.batchMean, res.batchVar = bm, bv
-		res.runMean, res.runVar = make([]float64, features), make([]float64, features)
+		res.runMean, res.runVar = grow(&k.runMean, features), grow(&k.runVar, features)
 		for f := range features {
 			res.runMean[f] = mu[f]*k.momentum + bm[f]*(1-k.momentum)
 			res.runVar[f] = vr[f]*k.momentum + bv[f]*(1-k.momentum)
@@ -122,14 +157,65 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 	return res, nil
 }
 
-// batchStats returns the mean and population variance of each feature
-// over the batch and the inner positions.
-func batchStats(x *onnx.Tensor, n, features, inner int) ([]float64, []float64, error) {
+// minVectorRun is the shortest run of a channel (its inner positions) the
+// float32 statistics go through the vector kernels for; shorter runs (a
+// BatchNormalization after a Gemm: one element per channel and image)
+// take the float64 loops.
+const minVectorRun = 16
+
+// batchStats32 writes the mean and population variance of each feature
+// of x [n, features, inner] into mean and vr: each run of inner elements
+// summed in the vector kernels' lanes, the runs in float64; the variance
+// from the deviations about the mean, not E[x²]-E[x]², which cancels.
+// Features are spread over the workers through task, the caller's.
+func batchStats32(mean, vr []float64, x []float32, n, features, inner, threads int, task *batchStatsTask) {
+	*task = batchStatsTask{mean: mean, vr: vr, x: x, n: n, features: features, inner: inner}
+	chunks := par.Chunks(features, threads, max(1, par.Grain/max(2*n*inner, 1)))
+	task.chunks = chunks
+	if chunks == 1 {
+		task.Work(0)
+	} else {
+		par.Spread(chunks, task)
+	}
+	*task = batchStatsTask{} // hold no tensors between runs
+}
+
+// batchStatsTask is batchStats32's work: worker w takes the w-th of
+// chunks equal runs of features.
+type batchStatsTask struct {
+	mean, vr                   []float64
+	x                          []float32
+	n, features, inner, chunks int
+}
+
+func (t *batchStatsTask) Work(w int) {
+	cnt := float64(t.n * t.inner)
+	for f := w * t.features / t.chunks; f < (w+1)*t.features/t.chunks; f++ {
+		var s float64
+		for i := range t.n {
+			s += float64(vec.Sum(t.plane(i, f)))
+		}
+		m := s / cnt
+		var q float64
+		for i := range t.n {
+			q += float64(vec.SumSquaredDeviations(t.plane(i, f), float32(m)))
+		}
+		t.mean[f], t.vr[f] = m, q/cnt
+	}
+}
+
+// plane is image i's run of feature f.
+func (t *batchStatsTask) plane(i, f int) []float32 {
+	return t.x[(i*t.features+f)*t.inner : (i*t.features+f+1)*t.inner]
+}
+
+// batchStats writes the mean and population variance of each feature
+// over the batch and the inner positions into mean and vr, in float64.
+func batchStats(mean, vr []float64, x *onnx.Tensor, n, features, inner int) error {
 	xs, err := float64sOf(x)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	mean, vr := make([]float64, features), make([]float64, features)
 	cnt := float64(n * inner)
 	for f := range features {
 		var s float64
@@ -147,7 +233,7 @@ func batchStats(x *onnx.Tensor, n, features, inner int) ([]float64, []float64, e
 		}
 		mean[f], vr[f] = m, q/cnt
 	}
-	return mean, vr, nil
+	return nil
 }
 
 // scaleShiftPlanes writes y = x*a[f] + b[f] for X seen as [n, features,
@@ -229,6 +315,12 @@ func (b *builder) VisitBatchNormalization(op *ops.BatchNormalization) error {
 		momentum: float64(op.Momentum),
 		spatial:  v >= 9 || op.Spatial != 0,
 		threads:  b.e.threads,
+	}
+	if b.node != nil && !b.probing {
+		if b.e.batchNorms == nil {
+			b.e.batchNorms = map[*onnx.Node]*batchNormKernel{}
+		}
+		b.e.batchNorms[b.node] = k
 	}
 	y := b.output(op.Out.Y)
 	var runMean, runVar, savedMean, savedVar valueRef

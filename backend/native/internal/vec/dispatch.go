@@ -30,6 +30,10 @@ type Impl struct {
 	SumSquaredDeviations func(x []float32, m float32) float32
 	ExpSum               func(y, x []float32, m float32) float32
 	NormAffine           func(y, x, scale, bias []float32, mean, inv float32)
+
+	// The passes of a normalisation's backward (normgrad.go).
+	DotCentered func(dy, x []float32, m float32) (sum, dot float32)
+	Affine2     func(y, a, b []float32, p, q, r float32)
 }
 
 // portable is the implementation in plain Go, which runs everywhere and
@@ -57,6 +61,9 @@ var portable = Impl{
 	SumSquaredDeviations: sumSquaredDeviationsPortable,
 	ExpSum:               expSumPortable,
 	NormAffine:           normAffinePortable,
+
+	DotCentered: dotCenteredPortable,
+	Affine2:     affine2Portable,
 }
 
 // impls is the dispatch table: the implementations this machine runs,

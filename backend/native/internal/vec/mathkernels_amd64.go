@@ -69,6 +69,16 @@ func expSumAVX2(y []float32, x []float32, m float32) float32
 //go:noescape
 func normAffineAVX2(y []float32, x []float32, scale []float32, bias []float32, mean float32, inv float32)
 
+// dotCenteredAVX2 returns Σdy[i] and Σdy[i]·(x[i]-m) over i < len(x).
+//
+//go:noescape
+func dotCenteredAVX2(dy []float32, x []float32, m float32) (sum float32, dot float32)
+
+// affine2AVX2 writes y[i] = p·a[i] + q·b[i] + r, for i < len(a).
+//
+//go:noescape
+func affine2AVX2(y []float32, a []float32, b []float32, p float32, q float32, r float32)
+
 // expAVX512 writes y[i] = exp(x[i]), for i < len(x).
 //
 //go:noescape
@@ -133,3 +143,13 @@ func expSumAVX512(y []float32, x []float32, m float32) float32
 //
 //go:noescape
 func normAffineAVX512(y []float32, x []float32, scale []float32, bias []float32, mean float32, inv float32)
+
+// dotCenteredAVX512 returns Σdy[i] and Σdy[i]·(x[i]-m) over i < len(x).
+//
+//go:noescape
+func dotCenteredAVX512(dy []float32, x []float32, m float32) (sum float32, dot float32)
+
+// affine2AVX512 writes y[i] = p·a[i] + q·b[i] + r, for i < len(a).
+//
+//go:noescape
+func affine2AVX512(y []float32, a []float32, b []float32, p float32, q float32, r float32)

@@ -1576,6 +1576,108 @@ done:
 	VZEROUPPER
 	RET
 
+// func dotCenteredAVX2(dy []float32, x []float32, m float32) (sum float32, dot float32)
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·dotCenteredAVX2(SB), NOSPLIT, $0-64
+	MOVQ         dy_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVSS        m+48(FP), X0
+	VBROADCASTSS X0, Y0
+	VBROADCASTSS vecconst00000000<>+0(SB), Y1
+	VBROADCASTSS vecconst00000000<>+0(SB), Y2
+
+full:
+	CMPQ        DX, $0x08
+	JL          tail
+	VMOVUPS     (AX), Y3
+	VMOVUPS     (CX), Y4
+	VSUBPS      Y0, Y4, Y4
+	VADDPS      Y3, Y1, Y1
+	VFMADD231PS Y3, Y4, Y2
+	ADDQ        $0x20, CX
+	ADDQ        $0x20, AX
+	SUBQ        $0x08, DX
+	JMP         full
+
+tail:
+	TESTQ       DX, DX
+	JZ          done
+	MOVQ        $0x0000000000000008, BX
+	SUBQ        DX, BX
+	SHLQ        $0x02, BX
+	LEAQ        vectailmask<>+0(SB), DX
+	VMOVDQU     (DX)(BX*1), Y3
+	VMASKMOVPS  (AX), Y3, Y4
+	VMASKMOVPS  (CX), Y3, Y3
+	VSUBPS      Y0, Y3, Y3
+	VADDPS      Y4, Y1, Y1
+	VFMADD231PS Y4, Y3, Y2
+
+done:
+	VEXTRACTF128 $0x01, Y1, X0
+	VADDPS       X0, X1, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPSHUFD      $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, sum+56(FP)
+	VEXTRACTF128 $0x01, Y2, X0
+	VADDPS       X0, X2, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VPSHUFD      $0x01, X0, X1
+	VADDPS       X1, X0, X0
+	MOVSS        X0, dot+60(FP)
+	VZEROUPPER
+	RET
+
+// func affine2AVX2(y []float32, a []float32, b []float32, p float32, q float32, r float32)
+// Requires: AVX, AVX2, FMA3, SSE
+TEXT ·affine2AVX2(SB), NOSPLIT, $0-84
+	MOVQ         y_base+0(FP), AX
+	MOVQ         a_base+24(FP), CX
+	MOVQ         b_base+48(FP), DX
+	MOVQ         a_len+32(FP), BX
+	MOVSS        p+72(FP), X0
+	VBROADCASTSS X0, Y0
+	MOVSS        q+76(FP), X1
+	VBROADCASTSS X1, Y1
+	MOVSS        r+80(FP), X2
+	VBROADCASTSS X2, Y2
+
+full:
+	CMPQ        BX, $0x08
+	JL          tail
+	VMOVUPS     (DX), Y3
+	VFMADD213PS Y2, Y1, Y3
+	VMOVUPS     (CX), Y4
+	VFMADD231PS Y4, Y0, Y3
+	VMOVUPS     Y3, (AX)
+	ADDQ        $0x20, CX
+	ADDQ        $0x20, DX
+	ADDQ        $0x20, AX
+	SUBQ        $0x08, BX
+	JMP         full
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	MOVQ        $0x0000000000000008, SI
+	SUBQ        BX, SI
+	SHLQ        $0x02, SI
+	LEAQ        vectailmask<>+0(SB), BX
+	VMOVDQU     (BX)(SI*1), Y3
+	VMASKMOVPS  (DX), Y3, Y4
+	VFMADD213PS Y2, Y1, Y4
+	VMASKMOVPS  (CX), Y3, Y1
+	VFMADD231PS Y1, Y0, Y4
+	VMASKMOVPS  Y4, Y3, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
 // func expAVX512(y []float32, x []float32)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·expAVX512(SB), NOSPLIT, $0-48
@@ -2935,6 +3037,108 @@ tail:
 	VMOVUPS.Z   (DX), K1, Z1
 	VFMADD213PS Z0, Z1, Z2
 	VMOVUPS     Z2, K1, (AX)
+
+done:
+	VZEROUPPER
+	RET
+
+// func dotCenteredAVX512(dy []float32, x []float32, m float32) (sum float32, dot float32)
+// Requires: AVX, AVX512F, BMI2, SSE
+TEXT ·dotCenteredAVX512(SB), NOSPLIT, $0-64
+	MOVQ         dy_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         x_len+32(FP), DX
+	MOVSS        m+48(FP), X0
+	VBROADCASTSS X0, Z0
+	VBROADCASTSS vecconst00000000<>+0(SB), Z1
+	VBROADCASTSS vecconst00000000<>+0(SB), Z2
+
+full:
+	CMPQ        DX, $0x10
+	JL          tail
+	VMOVUPS     (AX), Z3
+	VMOVUPS     (CX), Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z3, Z1, Z1
+	VFMADD231PS Z3, Z4, Z2
+	ADDQ        $0x40, CX
+	ADDQ        $0x40, AX
+	SUBQ        $0x10, DX
+	JMP         full
+
+tail:
+	TESTQ       DX, DX
+	JZ          done
+	MOVL        $0x0000ffff, BX
+	BZHIL       DX, BX, DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (AX), K1, Z3
+	VMOVUPS.Z   (CX), K1, Z4
+	VSUBPS      Z0, Z4, Z4
+	VADDPS      Z3, Z1, Z1
+	VFMADD231PS Z3, Z4, Z2
+
+done:
+	VEXTRACTF64X4 $0x01, Z1, Y0
+	VADDPS        Y0, Y1, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VPSHUFD       $0x01, X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, sum+56(FP)
+	VEXTRACTF64X4 $0x01, Z2, Y0
+	VADDPS        Y0, Y2, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VPSHUFD       $0x01, X1, X0
+	VADDPS        X0, X1, X1
+	MOVSS         X1, dot+60(FP)
+	VZEROUPPER
+	RET
+
+// func affine2AVX512(y []float32, a []float32, b []float32, p float32, q float32, r float32)
+// Requires: AVX, AVX512F, BMI2, SSE
+TEXT ·affine2AVX512(SB), NOSPLIT, $0-84
+	MOVQ         y_base+0(FP), AX
+	MOVQ         a_base+24(FP), CX
+	MOVQ         b_base+48(FP), DX
+	MOVQ         a_len+32(FP), BX
+	MOVSS        p+72(FP), X0
+	VBROADCASTSS X0, Z0
+	MOVSS        q+76(FP), X1
+	VBROADCASTSS X1, Z1
+	MOVSS        r+80(FP), X2
+	VBROADCASTSS X2, Z2
+
+full:
+	CMPQ        BX, $0x10
+	JL          tail
+	VMOVUPS     (DX), Z3
+	VFMADD213PS Z2, Z1, Z3
+	VMOVUPS     (CX), Z4
+	VFMADD231PS Z4, Z0, Z3
+	VMOVUPS     Z3, (AX)
+	ADDQ        $0x40, CX
+	ADDQ        $0x40, DX
+	ADDQ        $0x40, AX
+	SUBQ        $0x10, BX
+	JMP         full
+
+tail:
+	TESTQ       BX, BX
+	JZ          done
+	MOVL        $0x0000ffff, SI
+	BZHIL       BX, SI, BX
+	KMOVW       BX, K1
+	VMOVUPS.Z   (DX), K1, Z3
+	VFMADD213PS Z2, Z1, Z3
+	VMOVUPS.Z   (CX), K1, Z1
+	VFMADD231PS Z1, Z0, Z3
+	VMOVUPS     Z3, K1, (AX)
 
 done:
 	VZEROUPPER

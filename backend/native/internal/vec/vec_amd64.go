@@ -44,6 +44,9 @@ var avx2 = Impl{
 	SumSquaredDeviations: sumSquaredDeviationsAVX2,
 	ExpSum:               expSumChecked(expSumAVX2),
 	NormAffine:           normAffineChecked(normAffineAVX2),
+
+	DotCentered: dotCenteredChecked(dotCenteredAVX2),
+	Affine2:     affine2Checked(affine2AVX2),
 }
 
 // avx512 runs the activations and row kernels of mathkernels_amd64.s in
@@ -72,6 +75,9 @@ var avx512 = Impl{
 	SumSquaredDeviations: sumSquaredDeviationsAVX512,
 	ExpSum:               expSumChecked(expSumAVX512),
 	NormAffine:           normAffineChecked(normAffineAVX512),
+
+	DotCentered: dotCenteredChecked(dotCenteredAVX512),
+	Affine2:     affine2Checked(affine2AVX512),
 }
 
 // The generated kernels (mathkernels_amd64.s) write as many elements as x
@@ -177,4 +183,15 @@ func dotAVX2(x, y []float32) float32 {
 		s += x[i] * y[i]
 	}
 	return s
+}
+
+func dotCenteredChecked(k func(dy, x []float32, m float32) (float32, float32)) func(dy, x []float32, m float32) (float32, float32) {
+	return func(dy, x []float32, m float32) (float32, float32) { return k(dy[:len(x)], x, m) }
+}
+
+func affine2Checked(k func(y, a, b []float32, p, q, r float32)) func(y, a, b []float32, p, q, r float32) {
+	return func(y, a, b []float32, p, q, r float32) {
+		n := len(a)
+		k(y[:n], a, b[:n], p, q, r)
+	}
 }

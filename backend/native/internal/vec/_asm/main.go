@@ -28,6 +28,7 @@ func main() {
 		for _, s := range []isa{avx2, avx512} {
 			s.unaryKernels()
 			s.rowKernels()
+			s.normGradKernels()
 		}
 	case "dotrows":
 		symbolPrefix = "dotrows"
