@@ -27,10 +27,11 @@ import (
 // size is adaptive). Defaults: D 1, G 0, weight_decay 0. y, z and the sum
 // are float64.
 type AcceleGrad struct {
-	hp   Hyperparams
-	y, z buffers
-	sum  map[string]float64
-	step map[string]int
+	hp    Hyperparams
+	y, z  buffers
+	sum   map[string]float64
+	step  map[string]int
+	views gradViews
 }
 
 // NewAcceleGrad returns AcceleGrad with hp used as given.
@@ -47,7 +48,7 @@ func accelegradAlpha(t int) float64 {
 
 // UpdateRule implements UpdateRuleOptimizer.
 func (o *AcceleGrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
-	g, p, n, err := vecs(grad, param, name)
+	n, err := checkPair(grad, param, name)
 	if err != nil {
 		return err
 	}
@@ -59,9 +60,21 @@ func (o *AcceleGrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	if err != nil {
 		return err
 	}
+	switch p := param.Data.(type) {
+	case []float32:
+		accelegradUpdate(o, name, as[float32](grad, &o.views), p, y, z, fresh)
+	case []float64:
+		accelegradUpdate(o, name, as[float64](grad, &o.views), p, y, z, fresh)
+	}
+	return nil
+}
+
+// accelegradUpdate is AcceleGrad's rule over one tensor.
+func accelegradUpdate[F floats](o *AcceleGrad, name string, g, p []F, y, z []float64, fresh bool) {
+	g, y, z = g[:len(p)], y[:len(p)], z[:len(p)]
 	if fresh {
-		for i := range n {
-			y[i] = p.at(i)
+		for i, x := range p {
+			y[i] = float64(x)
 			z[i] = y[i]
 		}
 	}
@@ -69,8 +82,8 @@ func (o *AcceleGrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	o.step[name] = t + 1
 	alpha, wd := accelegradAlpha(t), o.hp.WeightDecay
 	norm2 := 0.0
-	for i := range n {
-		gi := g.at(i) + wd*p.at(i)
+	for i, x := range p {
+		gi := float64(g[i]) + wd*float64(x)
 		norm2 += gi * gi
 	}
 	o.sum[name] += alpha * alpha * norm2
@@ -79,12 +92,11 @@ func (o *AcceleGrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
 		eta = 2 * o.hp.D / math.Sqrt(d)
 	}
 	tauNext := 1 / accelegradAlpha(t+1)
-	for i := range n {
-		x := p.at(i)
-		gi := g.at(i) + wd*x
+	for i, v := range p {
+		x := float64(v)
+		gi := float64(g[i]) + wd*x
 		z[i] -= alpha * eta * gi
 		y[i] = x - eta*gi
-		p.set(i, tauNext*z[i]+(1-tauNext)*y[i])
+		p[i] = F(tauNext*z[i] + (1-tauNext)*y[i])
 	}
-	return nil
 }

@@ -18,9 +18,10 @@ import (
 // lr 1e-2, lr_decay 0, initial_accumulator_value 0, eps 1e-10,
 // weight_decay 0. s is float64.
 type Adagrad struct {
-	hp   Hyperparams
-	sum  buffers
-	step map[string]int
+	hp    Hyperparams
+	sum   buffers
+	step  map[string]int
+	views gradViews
 }
 
 // NewAdagrad returns Adagrad with hp used as given.
@@ -30,7 +31,7 @@ func NewAdagrad(hp Hyperparams) *Adagrad {
 
 // UpdateRule implements UpdateRuleOptimizer.
 func (o *Adagrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
-	g, p, n, err := vecs(grad, param, name)
+	n, err := checkPair(grad, param, name)
 	if err != nil {
 		return err
 	}
@@ -40,12 +41,23 @@ func (o *Adagrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	}
 	o.step[name]++
 	clr := o.hp.LR / (1 + float64(o.step[name]-1)*o.hp.LRDecay)
-	wd, eps := o.hp.WeightDecay, o.hp.Eps
-	for i := range n {
-		pi := p.at(i)
-		gi := g.at(i) + wd*pi
-		s[i] += gi * gi
-		p.set(i, pi-clr*gi/(math.Sqrt(s[i])+eps))
+	switch p := param.Data.(type) {
+	case []float32:
+		adagradUpdate(as[float32](grad, &o.views), p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+	case []float64:
+		adagradUpdate(as[float64](grad, &o.views), p, s, clr, o.hp.WeightDecay, o.hp.Eps)
 	}
 	return nil
+}
+
+// adagradUpdate is Adagrad's rule over one tensor with the step's
+// learning rate clr.
+func adagradUpdate[F floats](g, p []F, s []float64, clr, wd, eps float64) {
+	g, s = g[:len(p)], s[:len(p)]
+	for i, x := range p {
+		pi := float64(x)
+		gi := float64(g[i]) + wd*pi
+		s[i] += gi * gi
+		p[i] = F(pi - clr*gi/(math.Sqrt(s[i])+eps))
+	}
 }

@@ -21,6 +21,7 @@ type Adam struct {
 	decoupled bool
 	m, v      buffers
 	step      map[string]int
+	views     gradViews
 }
 
 // NewAdam returns Adam with hp used as given.
@@ -47,7 +48,7 @@ func NewAdamW(hp Hyperparams) *AdamW {
 
 // UpdateRule implements UpdateRuleOptimizer.
 func (o *Adam) UpdateRule(grad, param *onnx.Tensor, name string) error {
-	g, p, n, err := vecs(grad, param, name)
+	n, err := checkPair(grad, param, name)
 	if err != nil {
 		return err
 	}
@@ -61,6 +62,17 @@ func (o *Adam) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	}
 	o.step[name]++
 	t := float64(o.step[name])
+	switch p := param.Data.(type) {
+	case []float32:
+		adamUpdate(o, as[float32](grad, &o.views), p, m, v, t)
+	case []float64:
+		adamUpdate(o, as[float64](grad, &o.views), p, m, v, t)
+	}
+	return nil
+}
+
+// adamUpdate is Adam's (AdamW's) rule over one tensor at step t.
+func adamUpdate[F floats](o *Adam, g, p []F, m, v []float64, t float64) {
 	lr, wd, b1, b2, eps := o.hp.LR, o.hp.WeightDecay, o.hp.Beta1, o.hp.Beta2, o.hp.Eps
 	stepSize := lr / (1 - math.Pow(b1, t))
 	sqrtBC2 := math.Sqrt(1 - math.Pow(b2, t))
@@ -68,8 +80,9 @@ func (o *Adam) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	if o.decoupled {
 		shrink = 1 - lr*wd
 	}
-	for i := range n {
-		pi, gi := p.at(i), g.at(i)
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	for i, x := range p {
+		pi, gi := float64(x), float64(g[i])
 		if o.decoupled {
 			pi *= shrink
 		} else {
@@ -77,7 +90,6 @@ func (o *Adam) UpdateRule(grad, param *onnx.Tensor, name string) error {
 		}
 		m[i] = b1*m[i] + (1-b1)*gi
 		v[i] = b2*v[i] + (1-b2)*gi*gi
-		p.set(i, pi-stepSize*m[i]/(math.Sqrt(v[i])/sqrtBC2+eps))
+		p[i] = F(pi - stepSize*m[i]/(math.Sqrt(v[i])/sqrtBC2+eps))
 	}
-	return nil
 }

@@ -153,52 +153,77 @@ func New(name string, hp Hyperparams) (UpdateRuleOptimizer, error) {
 	return nil, fmt.Errorf("unknown optimizer %q (known: %v)", name, Names())
 }
 
-// vec reads and writes a float32 or float64 tensor's elements as float64.
-type vec struct {
+// floats are the element types the update loops are written for. The
+// loops compute in float64 whatever the element type, so a rule gives the
+// same parameters on a float32 tensor as it did before it had typed loops.
+type floats interface{ float32 | float64 }
+
+// checkPair checks that grad and param are float tensors of one length,
+// and returns the length.
+func checkPair(grad, param *onnx.Tensor, name string) (int, error) {
+	size := func(t *onnx.Tensor, what string) (int, error) {
+		if t == nil {
+			return 0, fmt.Errorf("%s of %q is missing", what, name)
+		}
+		switch d := t.Data.(type) {
+		case []float32:
+			return len(d), nil
+		case []float64:
+			return len(d), nil
+		}
+		return 0, fmt.Errorf("%s of %q is %v: the reference optimizers update float and double tensors", what, name, t.Type)
+	}
+	ng, err := size(grad, "gradient")
+	if err != nil {
+		return 0, err
+	}
+	np, err := size(param, "parameter")
+	if err != nil {
+		return 0, err
+	}
+	if ng != np {
+		return 0, fmt.Errorf("gradient of %q has %d elements, the parameter %d", name, ng, np)
+	}
+	return np, nil
+}
+
+// gradViews holds a rule's conversion buffers: a gradient whose element
+// type is not the parameter's is converted into one (a rare case: the
+// backends give gradients in their parameter's type).
+type gradViews struct {
 	f32 []float32
 	f64 []float64
 }
 
-func (v vec) at(i int) float64 {
-	if v.f32 != nil {
-		return float64(v.f32[i])
+// as returns the elements of g (checked by checkPair) as []F: its own
+// slice when they are F, else converted into the matching buffer.
+func as[F floats](g *onnx.Tensor, views *gradViews) []F {
+	if d, ok := g.Data.([]F); ok {
+		return d
 	}
-	return v.f64[i]
-}
-
-func (v vec) set(i int, x float64) {
-	if v.f32 != nil {
-		v.f32[i] = float32(x)
-		return
+	var buf *[]F
+	switch any(buf).(type) {
+	case *[]float32:
+		buf = any(&views.f32).(*[]F)
+	default:
+		buf = any(&views.f64).(*[]F)
 	}
-	v.f64[i] = x
-}
-
-// vecs checks that grad and param are float tensors of one length.
-func vecs(grad, param *onnx.Tensor, name string) (g, p vec, n int, err error) {
-	view := func(t *onnx.Tensor, what string) (vec, int, error) {
-		if t == nil {
-			return vec{}, 0, fmt.Errorf("%s of %q is missing", what, name)
+	n := g.Len()
+	if cap(*buf) < n {
+		*buf = make([]F, n)
+	}
+	out := (*buf)[:n]
+	switch d := g.Data.(type) {
+	case []float32:
+		for i, v := range d {
+			out[i] = F(v)
 		}
-		switch d := t.Data.(type) {
-		case []float32:
-			return vec{f32: d}, len(d), nil
-		case []float64:
-			return vec{f64: d}, len(d), nil
+	case []float64:
+		for i, v := range d {
+			out[i] = F(v)
 		}
-		return vec{}, 0, fmt.Errorf("%s of %q is %v: the reference optimizers update float and double tensors", what, name, t.Type)
 	}
-	var ng, np int
-	if g, ng, err = view(grad, "gradient"); err != nil {
-		return
-	}
-	if p, np, err = view(param, "parameter"); err != nil {
-		return
-	}
-	if ng != np {
-		err = fmt.Errorf("gradient of %q has %d elements, the parameter %d", name, ng, np)
-	}
-	return g, p, np, err
+	return out
 }
 
 // buffers holds one float64 state slice per parameter name.

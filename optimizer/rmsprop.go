@@ -21,6 +21,7 @@ import (
 type RMSprop struct {
 	hp         Hyperparams
 	sq, avg, b buffers
+	views      gradViews
 }
 
 // NewRMSprop returns RMSprop with hp used as given.
@@ -30,7 +31,7 @@ func NewRMSprop(hp Hyperparams) *RMSprop {
 
 // UpdateRule implements UpdateRuleOptimizer.
 func (o *RMSprop) UpdateRule(grad, param *onnx.Tensor, name string) error {
-	g, p, n, err := vecs(grad, param, name)
+	n, err := checkPair(grad, param, name)
 	if err != nil {
 		return err
 	}
@@ -49,10 +50,24 @@ func (o *RMSprop) UpdateRule(grad, param *onnx.Tensor, name string) error {
 			return err
 		}
 	}
-	lr, wd, al, eps, mom := o.hp.LR, o.hp.WeightDecay, o.hp.Alpha, o.hp.Eps, o.hp.Momentum
-	for i := range n {
-		pi := p.at(i)
-		gi := g.at(i) + wd*pi
+	switch p := param.Data.(type) {
+	case []float32:
+		rmspropUpdate(&o.hp, as[float32](grad, &o.views), p, s, a, b)
+	case []float64:
+		rmspropUpdate(&o.hp, as[float64](grad, &o.views), p, s, a, b)
+	}
+	return nil
+}
+
+// rmspropUpdate is RMSprop's rule over one tensor: s the running square,
+// a the running average (nil unless centered), b the momentum buffer
+// (nil without momentum).
+func rmspropUpdate[F floats](hp *Hyperparams, g, p []F, s, a, b []float64) {
+	lr, wd, al, eps, mom := hp.LR, hp.WeightDecay, hp.Alpha, hp.Eps, hp.Momentum
+	g, s = g[:len(p)], s[:len(p)]
+	for i, x := range p {
+		pi := float64(x)
+		gi := float64(g[i]) + wd*pi
 		s[i] = al*s[i] + (1-al)*gi*gi
 		var d float64
 		if a != nil {
@@ -63,10 +78,9 @@ func (o *RMSprop) UpdateRule(grad, param *onnx.Tensor, name string) error {
 		}
 		if b != nil {
 			b[i] = mom*b[i] + gi/d
-			p.set(i, pi-lr*b[i])
+			p[i] = F(pi - lr*b[i])
 		} else {
-			p.set(i, pi-lr*gi/d)
+			p[i] = F(pi - lr*gi/d)
 		}
 	}
-	return nil
 }

@@ -17,8 +17,9 @@ import "github.com/deep500/deep500-go/onnx"
 // Defaults: sgd lr 1e-3, momentum 0; momentum and nesterov momentum 0.9;
 // dampening 0, weight_decay 0. The momentum buffer is kept in float64.
 type SGD struct {
-	hp  Hyperparams
-	buf buffers
+	hp    Hyperparams
+	buf   buffers
+	views gradViews
 }
 
 // NewSGD returns SGD with hp used as given.
@@ -26,34 +27,52 @@ func NewSGD(hp Hyperparams) *SGD { return &SGD{hp: hp, buf: buffers{}} }
 
 // UpdateRule implements UpdateRuleOptimizer.
 func (o *SGD) UpdateRule(grad, param *onnx.Tensor, name string) error {
-	g, p, n, err := vecs(grad, param, name)
+	n, err := checkPair(grad, param, name)
 	if err != nil {
 		return err
 	}
-	lr, wd, mom, damp := o.hp.LR, o.hp.WeightDecay, o.hp.Momentum, o.hp.Dampening
 	var b []float64
 	fresh := false
-	if mom != 0 {
+	if o.hp.Momentum != 0 {
 		if b, fresh, err = o.buf.get(name, n, 0); err != nil {
 			return err
 		}
 	}
-	for i := range n {
-		pi := p.at(i)
-		gi := g.at(i) + wd*pi
-		if mom != 0 {
-			if fresh {
-				b[i] = gi
-			} else {
-				b[i] = mom*b[i] + (1-damp)*gi
-			}
-			if o.hp.Nesterov {
-				gi += mom * b[i]
-			} else {
-				gi = b[i]
-			}
-		}
-		p.set(i, pi-lr*gi)
+	switch p := param.Data.(type) {
+	case []float32:
+		sgdUpdate(&o.hp, as[float32](grad, &o.views), p, b, fresh)
+	case []float64:
+		sgdUpdate(&o.hp, as[float64](grad, &o.views), p, b, fresh)
 	}
 	return nil
+}
+
+// sgdUpdate is SGD's rule over one tensor; b is the momentum buffer (nil
+// without momentum), fresh on the parameter's first step.
+func sgdUpdate[F floats](hp *Hyperparams, g, p []F, b []float64, fresh bool) {
+	lr, wd, mom, damp := hp.LR, hp.WeightDecay, hp.Momentum, hp.Dampening
+	g = g[:len(p)]
+	if mom == 0 {
+		for i, v := range p {
+			pi := float64(v)
+			p[i] = F(pi - lr*(float64(g[i])+wd*pi))
+		}
+		return
+	}
+	b = b[:len(p)]
+	for i, v := range p {
+		pi := float64(v)
+		gi := float64(g[i]) + wd*pi
+		if fresh {
+			b[i] = gi
+		} else {
+			b[i] = mom*b[i] + (1-damp)*gi
+		}
+		if hp.Nesterov {
+			gi += mom * b[i]
+		} else {
+			gi = b[i]
+		}
+		p[i] = F(pi - lr*gi)
+	}
 }

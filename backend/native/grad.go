@@ -60,12 +60,16 @@ func (g *gradState) wants(slot int) bool { return slot >= 0 && g.want[slot] }
 
 // add accumulates t into the gradient of slot. t may be a kernel's scratch
 // buffer: it is copied (first contribution) or added (later ones), never
-// kept.
+// kept; or the gradient itself (written through dest), which is left as
+// it is.
 func (g *gradState) add(slot int, t *onnx.Tensor) error {
 	if !g.wants(slot) || t == nil {
 		return nil
 	}
 	cur := g.grads[slot]
+	if cur == t {
+		return nil
+	}
 	if cur == nil {
 		dst := g.bufs[slot].tensor(t.Type, t.Shape)
 		onnx.CopySlice(dst.Data, t.Data)
@@ -96,6 +100,17 @@ func (g *gradState) buffer(slot int, typ onnx.DataType, shape []int) (t *onnx.Te
 	t = g.bufs[slot].tensor(typ, shape)
 	g.grads[slot] = t
 	return t, true
+}
+
+// dest returns the tensor a kernel writes its contribution to slot's
+// gradient into, every element written and none read: the gradient's own
+// buffer when no other contribution came first, so that nothing is copied,
+// else the scratch s. add completes the contribution either way.
+func (g *gradState) dest(slot int, s *gradScratch, typ onnx.DataType, shape []int) *onnx.Tensor {
+	if t, ok := g.buffer(slot, typ, shape); ok {
+		return t
+	}
+	return s.buf.tensor(typ, shape)
 }
 
 func addInto[T floatElem](dst, src []T) {

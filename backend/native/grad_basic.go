@@ -37,7 +37,7 @@ func (gb *gradBuilder) reshapeGrad(in, out string) error {
 		if xt.Len() != gy.Len() {
 			return fmt.Errorf("gradient of %d elements for an input of shape %v", gy.Len(), xt.Shape)
 		}
-		t := scratch.buf.tensor(gy.Type, xt.Shape)
+		t := g.dest(x, &scratch, gy.Type, xt.Shape)
 		onnx.CopySlice(t.Data, gy.Data)
 		return g.add(x, t)
 	})
@@ -132,7 +132,12 @@ func arithGradTyped[T floatElem](k *arithGrad, g *gradState, gy *onnx.Tensor, gy
 		})
 		return d
 	}
-	if g.wants(k.a) {
+	if g.wants(k.a) && (k.op == opAdd || k.op == opSub) && sameShape(a.Shape, out) {
+		// Not broadcast: the operand's gradient is dY itself.
+		if err := g.add(k.a, gy); err != nil {
+			return err
+		}
+	} else if g.wants(k.a) {
 		src := gyd
 		if k.op == opMul || k.op == opDiv {
 			src = partial(0)
@@ -143,7 +148,11 @@ func arithGradTyped[T floatElem](k *arithGrad, g *gradState, gy *onnx.Tensor, gy
 			return err
 		}
 	}
-	if g.wants(k.b) {
+	if g.wants(k.b) && k.op == opAdd && sameShape(bShape, out) && sameShape(b.Shape, out) {
+		if err := g.add(k.b, gy); err != nil {
+			return err
+		}
+	} else if g.wants(k.b) {
 		src := gyd
 		if k.op == opMul || k.op == opDiv {
 			src = partial(1)
@@ -219,7 +228,7 @@ func (gb *gradBuilder) activationGrad(fn activation, in, out string) error {
 		if err != nil {
 			return err
 		}
-		t := scratch.buf.tensor(gy.Type, xt.Shape)
+		t := g.dest(x, &scratch, gy.Type, xt.Shape)
 		switch d := t.Data.(type) {
 		case []float32:
 			activationBackward(fn, d, gy.Data.([]float32), xt.Data.([]float32), yt.Data.([]float32))
@@ -391,7 +400,7 @@ func gemmGradTyped[T floatElem](k *gemmGrad, g *gradState, slots []onnx.Value, g
 	}
 	alpha := T(k.alpha)
 	if g.wants(k.a) {
-		ga := k.sa.zeros(a.Type, a.Shape)
+		ga := g.dest(k.a, &k.sa, a.Type, a.Shape) // beta 0: written whole
 		gad := ga.Data.([]T)
 		if !k.transA {
 			// dA (m x k) = alpha dY · op(B)ᵀ
@@ -405,7 +414,7 @@ func gemmGradTyped[T floatElem](k *gemmGrad, g *gradState, slots []onnx.Value, g
 		}
 	}
 	if g.wants(k.b) {
-		gbT := k.sb.zeros(b.Type, b.Shape)
+		gbT := g.dest(k.b, &k.sb, b.Type, b.Shape)
 		gbd := gbT.Data.([]T)
 		if !k.transB {
 			// dB (k x n) = alpha op(A)ᵀ · dY

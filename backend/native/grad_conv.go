@@ -189,12 +189,18 @@ func (k *gradConvKernel) run(slots []onnx.Value, g *gradState) error {
 	if gy.Len() != s.n*s.m*outSp {
 		return fmt.Errorf("output gradient of shape %v for an output of %d x %d x %d elements", gy.Shape, s.n, s.m, outSp)
 	}
+	// Both are written whole: dX overwritten, dW the sum of its partials
+	// (a ConvTranspose's dW is accumulated, so it starts from zeros).
 	var dx, dw *onnx.Tensor
 	if g.wants(k.x) {
-		dx = k.sx.buf.tensor(x.Type, x.Shape) // every element is written
+		dx = g.dest(k.x, &k.sx, x.Type, x.Shape)
 	}
 	if g.wants(k.w) {
-		dw = k.sw.zeros(w.Type, w.Shape)
+		if k.transpose {
+			dw = k.sw.zeros(w.Type, w.Shape)
+		} else {
+			dw = g.dest(k.w, &k.sw, w.Type, w.Shape)
+		}
 	}
 	if dx != nil || dw != nil {
 		switch xd := x.Data.(type) {
@@ -319,8 +325,8 @@ func gradConvBias[T floatElem](db, dy []T, n, m, sp int) {
 // which run), only on n.
 func gradConvChunks(n int) int { return min(n, 8) }
 
-// gradConvBackward computes dX (overwritten; nil: not wanted) and dW
-// (accumulated into; nil: not wanted) of a Conv. The images are split
+// gradConvBackward computes dX and dW (both overwritten; nil: not wanted)
+// of a Conv. The images are split
 // into gradConvChunks runs, spread over the workers (each product on one
 // thread); a batch of one runs its products on every thread.
 func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, st *gradConvState[T], threads int) {
@@ -396,7 +402,15 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, st *grad
 			}
 		}
 	})
-	for ci := range partials {
+	if dw == nil {
+		return
+	}
+	if partials == 0 {
+		clear(dw) // an empty batch
+		return
+	}
+	copy(dw, st.partials[0])
+	for ci := 1; ci < partials; ci++ {
 		addInto(dw, st.partials[ci])
 	}
 }

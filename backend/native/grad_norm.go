@@ -356,7 +356,7 @@ func (k *gnormRowsKernel) run(slots []onnx.Value, g *gradState) error {
 	}
 	var dx *onnx.Tensor
 	if g.wants(k.x) {
-		dx = k.sx.buf.tensor(x.Type, x.Shape) // every element is written
+		dx = g.dest(k.x, &k.sx, x.Type, x.Shape) // every element is written
 	}
 	wantScale := g.wants(k.scale)
 	wantBias := k.bias >= 0 && g.wants(k.bias)
@@ -609,7 +609,7 @@ func (k *gnormBatchKernel) run(slots []onnx.Value, g *gradState) error {
 	sp.dMean, sp.dVar = dMeanIn, dVarIn
 	var dx *onnx.Tensor
 	if g.wants(k.x) {
-		dx = k.sx.buf.tensor(x.Type, x.Shape) // every element is written
+		dx = g.dest(k.x, &k.sx, x.Type, x.Shape) // every element is written
 	}
 	switch xd := x.Data.(type) {
 	case []float32:
