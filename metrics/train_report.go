@@ -41,6 +41,12 @@ type TrainReport struct {
 	TestAccuracy *float64 `json:"test_accuracy"`
 	Interrupted  bool     `json:"interrupted"`
 	Error        string   `json:"error,omitempty"`
+	// StepMillis is the median wall time of a step after the first
+	// three, and AllocsPerStep the heap allocations per step over those
+	// steps (the step and the loop's work around it, evaluations left
+	// out): null for a run of four steps or fewer.
+	StepMillis    *float64 `json:"step_ms"`
+	AllocsPerStep *float64 `json:"allocs_per_step"`
 
 	CSV        string `json:"csv,omitempty"`
 	Plots      string `json:"plots,omitempty"`

@@ -35,3 +35,33 @@ func InferInto(n Network, feeds, dst map[string]onnx.Value) (map[string]onnx.Val
 	}
 	return dst, nil
 }
+
+// IntoTrainer is IntoRunner for a training pass: the outputs of
+// InferenceAndBackprop written into values the caller keeps, so that a
+// training step whose shapes repeat allocates nothing for them.
+type IntoTrainer interface {
+	// InferenceAndBackpropInto runs InferenceAndBackprop on feeds for
+	// loss and puts every output into dst as InferenceInto does.
+	InferenceAndBackpropInto(feeds map[string]onnx.Value, loss string, dst map[string]onnx.Value) error
+}
+
+// BackpropInto runs InferenceAndBackprop of n on feeds for loss and leaves
+// its outputs in dst (allocated when nil), through IntoTrainer when n
+// implements it. It returns dst.
+func BackpropInto(n Network, feeds map[string]onnx.Value, loss string, dst map[string]onnx.Value) (map[string]onnx.Value, error) {
+	if dst == nil {
+		dst = map[string]onnx.Value{}
+	}
+	if r, ok := n.(IntoTrainer); ok {
+		return dst, r.InferenceAndBackpropInto(feeds, loss, dst)
+	}
+	out, err := n.InferenceAndBackprop(feeds, loss)
+	if err != nil {
+		return dst, err
+	}
+	clear(dst)
+	for k, v := range out {
+		dst[k] = v
+	}
+	return dst, nil
+}

@@ -31,6 +31,7 @@ type Driver struct {
 	// grads and params are the buffers of the last step, per parameter,
 	// refilled in place when the network allows it.
 	grads, params []*onnx.Tensor
+	out           map[string]onnx.Value // the last step's outputs, refilled in place
 }
 
 // NewDriver returns the Optimizer that applies rule to net's parameters
@@ -45,7 +46,8 @@ func (d *Driver) Step(batch map[string]onnx.Value) (float64, error) {
 	if isThree {
 		three.NewInput()
 	}
-	out, err := d.Net.InferenceAndBackprop(batch, d.Loss)
+	out, err := network.BackpropInto(d.Net, batch, d.Loss, d.out)
+	d.out = out
 	if err != nil {
 		return 0, err
 	}

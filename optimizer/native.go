@@ -20,6 +20,15 @@ type Native struct {
 	ClipNorm float64
 
 	up network.ParamUpdater
+	// out holds the outputs of the last step, refilled in place by a
+	// network that can (network.IntoTrainer).
+	out map[string]onnx.Value
+	// update is the function handed to UpdateParams, made once (a
+	// closure made per step would be allocated per step); scale and three
+	// are the step's clipping factor and three-step rule it reads.
+	update func(p, g *onnx.Tensor, name string) error
+	scale  float64
+	three  ThreeStepOptimizer
 }
 
 // NewNative returns the native optimizer of that name (any of Names) with
@@ -44,7 +53,8 @@ func (o *Native) Step(batch map[string]onnx.Value) (float64, error) {
 	if isThree {
 		three.NewInput()
 	}
-	out, err := o.Net.InferenceAndBackprop(batch, o.Loss)
+	out, err := network.BackpropInto(o.Net, batch, o.Loss, o.out)
+	o.out = out
 	if err != nil {
 		return 0, err
 	}
@@ -77,16 +87,26 @@ func (o *Native) Step(batch map[string]onnx.Value) (float64, error) {
 			scale = o.ClipNorm / (norm + 1e-6)
 		}
 	}
-	err = o.up.UpdateParams(o.Loss, func(p, g *onnx.Tensor, name string) error {
-		if scale != 1 {
-			scaleTensor(g, scale)
-		}
-		if isThree {
-			if err := three.PrepareParam(name); err != nil {
-				return err
-			}
-		}
-		return o.Rule.UpdateRule(g, p, name)
-	})
+	o.scale, o.three = scale, nil
+	if isThree {
+		o.three = three
+	}
+	if o.update == nil {
+		o.update = o.updateParam
+	}
+	err = o.up.UpdateParams(o.Loss, o.update)
 	return loss, err
+}
+
+// updateParam applies the rule to one parameter with the step's scale.
+func (o *Native) updateParam(p, g *onnx.Tensor, name string) error {
+	if o.scale != 1 {
+		scaleTensor(g, o.scale)
+	}
+	if o.three != nil {
+		if err := o.three.PrepareParam(name); err != nil {
+			return err
+		}
+	}
+	return o.Rule.UpdateRule(g, p, name)
 }

@@ -259,6 +259,13 @@ func (e *executor) InferenceInto(feeds, dst map[string]onnx.Value) error {
 	if err := e.infer(); err != nil {
 		return err
 	}
+	return e.outputsInto(dst)
+}
+
+// outputsInto copies the outputs of the last run into dst: into the
+// tensor already there when it has the output's type and shape, else into
+// a new copy.
+func (e *executor) outputsInto(dst map[string]onnx.Value) error {
 	for _, name := range e.outputs {
 		v := e.slots[e.slotOf[name]]
 		if v == nil {

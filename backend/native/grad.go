@@ -305,26 +305,47 @@ func (e *executor) InferenceAndBackprop(feeds map[string]onnx.Value, loss string
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer par.Rest()
+	if err := e.backprop(feeds, loss); err != nil {
+		return nil, err
+	}
+	return e.collectOutputs()
+}
+
+// InferenceAndBackpropInto implements network.IntoTrainer.
+func (e *executor) InferenceAndBackpropInto(feeds map[string]onnx.Value, loss string, dst map[string]onnx.Value) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	defer par.Rest()
+	if dst == nil {
+		return fmt.Errorf("native: InferenceAndBackpropInto: nil destination map")
+	}
+	if err := e.backprop(feeds, loss); err != nil {
+		return err
+	}
+	return e.outputsInto(dst)
+}
+
+// backprop runs the forward pass on feeds and the backward pass of loss.
+func (e *executor) backprop(feeds map[string]onnx.Value, loss string) error {
 	bp, err := e.backwardFor(loss)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.bindFeeds(feeds); err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.execute(); err != nil {
-		return nil, err
+		return err
 	}
 	lt, ok := e.slots[bp.loss].(*onnx.Tensor)
 	if !ok || lt == nil || lt.Len() != 1 {
-		return nil, fmt.Errorf("native: loss %q must be a tensor with one element, is %s", loss, onnx.DescribeValue(e.slots[bp.loss]))
+		return fmt.Errorf("native: loss %q must be a tensor with one element, is %s", loss, onnx.DescribeValue(e.slots[bp.loss]))
 	}
 	if err := e.runBackward(bp); err != nil {
-		return nil, err
+		return err
 	}
-	st := bp.state
-	e.lastGrads = st
-	return e.collectOutputs()
+	e.lastGrads = bp.state
+	return nil
 }
 
 func (e *executor) runGradStep(s *gradStep, st *gradState) (err error) {

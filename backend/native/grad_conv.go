@@ -42,6 +42,8 @@ type gradConvBufs[T floatElem] struct{ cols, dcols []T }
 type gradConvState[T floatElem] struct {
 	workers  []gradConvBufs[T]
 	partials [][]T
+	items    gradConvItems[T]
+	runner   convItemRunner
 }
 
 // gradConvWorkers returns n workers' buffers of cols and dcols elements,
@@ -326,17 +328,17 @@ func gradConvBias[T floatElem](db, dy []T, n, m, sp int) {
 func gradConvChunks(n int) int { return min(n, 8) }
 
 // gradConvBackward computes dX and dW (both overwritten; nil: not wanted)
-// of a Conv. The images are split
-// into gradConvChunks runs, spread over the workers (each product on one
-// thread); a batch of one runs its products on every thread.
+// of a Conv. The images are split into gradConvChunks runs, spread over
+// the workers (each product on one thread); a batch of one runs its
+// products on every thread.
 func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, st *gradConvState[T], threads int) {
 	if dx == nil && dw == nil {
 		return
 	}
 	g := s.geom
-	cg, mg := s.c/s.group, s.m/s.group
-	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
-	kc := cg * ks
+	mg := s.m / s.group
+	outSz := g.OutSize()
+	kc := s.c / s.group * g.KernelSize()
 	direct := g.Direct()
 	colLen, dcolLen := 0, 0
 	if !direct {
@@ -356,52 +358,10 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, st *grad
 		partials = chunks
 	}
 	st.prepare(convWorkers(chunks, work, threads), colLen, dcolLen, partials, len(dw))
-	convRunItems(chunks, work, threads, func(ci, worker, inner int) {
-		buf := &st.workers[worker]
-		var part []T
-		if dw != nil {
-			part = st.partials[ci]
-			clear(part)
-		}
-		for ni := ci * s.n / chunks; ni < (ci+1)*s.n/chunks; ni++ {
-			for gi := range s.group {
-				wg := w[gi*mg*kc : (gi+1)*mg*kc]
-				xg := x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
-				dyg := dy[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
-				if dw != nil {
-					cols := xg
-					if !direct {
-						cols = buf.cols
-						conv.Im2col(cols, xg, cg, g, inner)
-					}
-					// dW_g (mg x kc) += dY_g (mg x outSz) · colsᵀ (outSz x kc).
-					// On one thread, float32 takes each element as the dot
-					// product of two contiguous rows (vec.MulAddTransB), with
-					// nothing packed: the GEMM would transpose the column
-					// matrix into its panels, which cost more than the
-					// product on these shapes (a 32×32, 16-channel 3×3 layer's
-					// dW at batch 64: 10.4 ms through the GEMM, 6.2 ms).
-					if d32, ok := any(dyg).([]float32); ok && inner == 1 {
-						vec.MulAddTransB(mg, kc, outSz, d32, outSz, any(cols).([]float32), outSz, any(part[gi*mg*kc:]).([]float32), kc)
-					} else {
-						gemm.Multiply(mg, kc, outSz, 1, gemm.NewMatrix(dyg, outSz, false), gemm.NewMatrix(cols, outSz, true), 1, part[gi*mg*kc:], kc, inner)
-					}
-				}
-				if dx == nil {
-					continue
-				}
-				dxg := dx[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
-				if direct {
-					// dX_g (cg x inSz) = W_gᵀ (kc x mg) · dY_g (mg x outSz)
-					gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, dxg, outSz, inner)
-					continue
-				}
-				gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
-				clear(dxg)
-				conv.Col2im(dxg, buf.dcols, cg, g, inner)
-			}
-		}
-	})
+	t := &st.items
+	*t = gradConvItems[T]{dx: dx, dw: dw, x: x, w: w, dy: dy, s: s, st: st, chunks: chunks, direct: direct}
+	convRunTask(chunks, work, threads, t, &st.runner)
+	*t = gradConvItems[T]{} // hold no tensors between runs
 	if dw == nil {
 		return
 	}
@@ -412,6 +372,68 @@ func gradConvBackward[T floatElem](dx, dw, x, w, dy []T, s *convShapes, st *grad
 	copy(dw, st.partials[0])
 	for ci := 1; ci < partials; ci++ {
 		addInto(dw, st.partials[ci])
+	}
+}
+
+// gradConvItems is gradConvBackward's work: item ci is the ci-th of
+// chunks runs of images, its weight gradient summed into partial ci.
+type gradConvItems[T floatElem] struct {
+	dx, dw, x, w, dy []T
+	s                *convShapes
+	st               *gradConvState[T]
+	chunks           int
+	direct           bool
+}
+
+func (t *gradConvItems[T]) runItem(ci, worker, inner int) {
+	s, g := t.s, t.s.geom
+	dx, dw, x, w, dy := t.dx, t.dw, t.x, t.w, t.dy
+	cg, mg := s.c/s.group, s.m/s.group
+	ks, inSz, outSz := g.KernelSize(), g.InSize(), g.OutSize()
+	kc := cg * ks
+	buf := &t.st.workers[worker]
+	var part []T
+	if dw != nil {
+		part = t.st.partials[ci]
+		clear(part)
+	}
+	for ni := ci * s.n / t.chunks; ni < (ci+1)*s.n/t.chunks; ni++ {
+		for gi := range s.group {
+			wg := w[gi*mg*kc : (gi+1)*mg*kc]
+			xg := x[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
+			dyg := dy[(ni*s.m+gi*mg)*outSz : (ni*s.m+(gi+1)*mg)*outSz]
+			if dw != nil {
+				cols := xg
+				if !t.direct {
+					cols = buf.cols
+					conv.Im2col(cols, xg, cg, g, inner)
+				}
+				// dW_g (mg x kc) += dY_g (mg x outSz) · colsᵀ (outSz x kc).
+				// On one thread, float32 takes each element as the dot
+				// product of two contiguous rows (vec.MulAddTransB), with
+				// nothing packed: the GEMM would transpose the column
+				// matrix into its panels, which cost more than the
+				// product on these shapes (a 32×32, 16-channel 3×3 layer's
+				// dW at batch 64: 10.4 ms through the GEMM, 6.2 ms).
+				if d32, ok := any(dyg).([]float32); ok && inner == 1 {
+					vec.MulAddTransB(mg, kc, outSz, d32, outSz, any(cols).([]float32), outSz, any(part[gi*mg*kc:]).([]float32), kc)
+				} else {
+					gemm.Multiply(mg, kc, outSz, 1, gemm.NewMatrix(dyg, outSz, false), gemm.NewMatrix(cols, outSz, true), 1, part[gi*mg*kc:], kc, inner)
+				}
+			}
+			if dx == nil {
+				continue
+			}
+			dxg := dx[(ni*s.c+gi*cg)*inSz : (ni*s.c+(gi+1)*cg)*inSz]
+			if t.direct {
+				// dX_g (cg x inSz) = W_gᵀ (kc x mg) · dY_g (mg x outSz)
+				gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, dxg, outSz, inner)
+				continue
+			}
+			gemm.Multiply(kc, outSz, mg, 1, gemm.NewMatrix(wg, kc, true), gemm.NewMatrix(dyg, outSz, false), 0, buf.dcols, outSz, inner)
+			clear(dxg)
+			conv.Col2im(dxg, buf.dcols, cg, g, inner)
+		}
 	}
 }
 

@@ -144,6 +144,7 @@ type gradPoolKernel struct {
 	pl      *poolPlan
 	walkers []gradPoolWalker
 	sx      gradScratch
+	task2D  any // gradPool2D's *gradPool2DTask of the element type last run
 }
 
 func (gb *gradBuilder) poolGrad(k *gradPoolKernel, in, out string) error {
@@ -395,7 +396,17 @@ func (k *gradGlobalPoolKernel) run(slots []onnx.Value, g *gradState) error {
 }
 
 func gradGlobalPool[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, planes, inner int) {
-	par.For(planes, k.threads, max(1, par.Grain/max(inner, 1)), func(lo, hi int) {
+	minChunk := max(1, par.Grain/max(inner, 1))
+	if par.Chunks(planes, k.threads, minChunk) == 1 {
+		gradGlobalPoolPlanes(k, dx, x, y, dy, inner, 0, planes) // no closure to allocate
+		return
+	}
+	par.For(planes, k.threads, minChunk, func(lo, hi int) { gradGlobalPoolPlanes(k, dx, x, y, dy, inner, lo, hi) })
+}
+
+// gradGlobalPoolPlanes is gradGlobalPool over planes [lo, hi).
+func gradGlobalPoolPlanes[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, inner, lo, hi int) {
+	{
 		for pl := lo; pl < hi; pl++ {
 			src, dst := x[pl*inner:(pl+1)*inner], dx[pl*inner:(pl+1)*inner]
 			if inner == 0 {
@@ -420,7 +431,7 @@ func gradGlobalPool[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, plan
 				gradGlobalLp(dst, src, dy[pl], y[pl], k.p)
 			}
 		}
-	})
+	}
 }
 
 // gradGlobalLp is gradLpWindow over a whole plane.

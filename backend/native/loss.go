@@ -39,8 +39,8 @@ func (k *lossKernel) compute(scores, labels, weights *onnx.Tensor) (*onnx.Tensor
 	}
 	n, c := scores.Shape[0], scores.Shape[1]
 	d := onnx.NumElements(scores.Shape[2:])
-	wantLabels := append([]int{n}, scores.Shape[2:]...)
-	if !slices.Equal(labels.Shape, wantLabels) {
+	if len(labels.Shape) != len(scores.Shape)-1 || labels.Shape[0] != n || !slices.Equal(labels.Shape[1:], scores.Shape[2:]) {
+		wantLabels := append([]int{n}, scores.Shape[2:]...)
 		return nil, nil, fmt.Errorf("%s: labels have shape %v, want %v for scores %v", k.name, labels.Shape, wantLabels, scores.Shape)
 	}
 	idx, err := intsOf(labels)
@@ -95,7 +95,7 @@ func (k *lossKernel) compute(scores, labels, weights *onnx.Tensor) (*onnx.Tensor
 	var loss *onnx.Tensor
 	switch k.reduction {
 	case "none":
-		loss = k.loss.tensor(scores.Type, wantLabels)
+		loss = k.loss.tensor(scores.Type, labels.Shape) // checked: [N, D...]
 		lossStoreFloat64s(loss, per)
 	case "sum", "mean":
 		if k.reduction == "mean" {

@@ -44,6 +44,10 @@ type batchNormKernel struct {
 	runMean, runVar     []float64
 	statsX              *float32
 	statsLen            int
+	// statOut holds the statistics outputs (running mean and variance,
+	// saved mean and variance) of the training runs, reused from run to
+	// run.
+	statOut [4]outputBuffer
 }
 
 // statsFor returns the batch mean and variance the last training run
@@ -357,7 +361,7 @@ func (b *builder) VisitBatchNormalization(op *ops.BatchNormalization) error {
 		y.set(slots, res.y)
 		// Statistics outputs: in the running statistics' type (version
 		// 15 lets it differ from X), shaped like the mean input.
-		stat := func(r valueRef, vals []float64, like *onnx.Tensor) error {
+		stat := func(i int, r valueRef, vals []float64, like *onnx.Tensor) error {
 			if !r.present() {
 				return nil
 			}
@@ -365,22 +369,32 @@ func (b *builder) VisitBatchNormalization(op *ops.BatchNormalization) error {
 				r.set(slots, like.Clone())
 				return nil
 			}
-			t, err := tensorFromFloat64s(like.Type, like.Shape, vals)
-			if err != nil {
-				return err
+			t := k.statOut[i].tensor(like.Type, like.Shape)
+			switch d := t.Data.(type) {
+			case []float32:
+				for j, v := range vals {
+					d[j] = float32(v)
+				}
+			case []float64:
+				copy(d, vals)
+			default:
+				var err error
+				if t, err = tensorFromFloat64s(like.Type, like.Shape, vals); err != nil {
+					return err
+				}
 			}
 			r.set(slots, t)
 			return nil
 		}
-		if err := stat(runMean, res.runMean, ts[3]); err != nil {
+		if err := stat(0, runMean, res.runMean, ts[3]); err != nil {
 			return err
 		}
-		if err := stat(runVar, res.runVar, ts[4]); err != nil {
+		if err := stat(1, runVar, res.runVar, ts[4]); err != nil {
 			return err
 		}
-		if err := stat(savedMean, res.batchMean, ts[3]); err != nil {
+		if err := stat(2, savedMean, res.batchMean, ts[3]); err != nil {
 			return err
 		}
-		return stat(savedVar, res.batchVar, ts[4])
+		return stat(3, savedVar, res.batchVar, ts[4])
 	})
 }

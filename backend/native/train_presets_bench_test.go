@@ -89,3 +89,29 @@ func BenchmarkTrainPresetStep(b *testing.B) {
 		}
 	}
 }
+
+// A warm training step of each preset (forward, backward, native
+// momentum-SGD update, BatchNormalization on batch statistics) allocates
+// nothing: activations, gradients, the statistics and the optimizer's
+// state live in buffers made by the first steps.
+func TestTrainPresetStepAllocatesNothing(t *testing.T) {
+	for _, p := range trainStepPresets {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/threads=%d", p.name, threads), func(t *testing.T) {
+				_, opt, feeds := trainStepSetup(t, p.name, p.shape, 8, threads)
+				for range 2 {
+					if _, err := opt.Step(feeds); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if n := testing.AllocsPerRun(3, func() {
+					if _, err := opt.Step(feeds); err != nil {
+						t.Fatal(err)
+					}
+				}); n != 0 {
+					t.Errorf("a training step allocates %v times", n)
+				}
+			})
+		}
+	}
+}

@@ -319,7 +319,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 	}
-	listeners := []runner.Listener{&tickers.Summary{W: stdout}}
+	cost := tickers.NewStepCost(3)
+	listeners := []runner.Listener{&tickers.Summary{W: stdout}, cost}
 	total := *steps // the bar counts to the run's end: its steps, or its epochs'
 	if total == 0 {
 		total = *epochs * tr.BatchesPerEpoch()
@@ -441,6 +442,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			Interrupted: interrupted, CSV: *csvPath, Plots: *plotDir, SavedModel: *saveModel}
 		rep.Distributed, rep.Ranks = dist.ranks()
 		setTrainResult(&rep, res)
+		if ms, allocs, ok := cost.Medians(); ok {
+			rep.StepMillis, rep.AllocsPerStep = &ms, &allocs
+		}
 		if runErr != nil && !interrupted {
 			rep.Error = runErr.Error()
 		}

@@ -124,20 +124,34 @@ func (t *Im2colTask[T]) Work(w int) {
 // spread over goroutines, since rows of one channel write the same plane.
 func Col2im[T Number](x, col []T, channels int, g *Geometry, threads int) {
 	ks, os := g.KernelSize(), g.OutSize()
-	par.For(channels, threads, max(1, par.Grain/max(os*ks, 1)), func(lo, hi int) {
-		w := NewWalker(g)
-		for c := lo; c < hi; c++ {
-			plane := x[c*g.InSize() : (c+1)*g.InSize()]
-			for kidx := range ks {
-				r := c*ks + kidx
-				if len(g.In) == 2 {
-					col2imRow2D(g, plane, col[r*os:(r+1)*os], kidx/g.Kernel[1], kidx%g.Kernel[1])
-					continue
-				}
-				col2imRowND(w, plane, col[r*os:(r+1)*os], kidx)
+	minChunk := max(1, par.Grain/max(os*ks, 1))
+	if par.Chunks(channels, threads, minChunk) == 1 {
+		// On the caller's goroutine: no closure, so a warm call on one
+		// thread (a training step's, per image) allocates nothing.
+		col2imChannels(x, col, g, 0, channels)
+		return
+	}
+	par.For(channels, threads, minChunk, func(lo, hi int) { col2imChannels(x, col, g, lo, hi) })
+}
+
+// col2imChannels is Col2im over channels [lo, hi).
+func col2imChannels[T Number](x, col []T, g *Geometry, lo, hi int) {
+	ks, os := g.KernelSize(), g.OutSize()
+	var w *Walker
+	if len(g.In) != 2 {
+		w = NewWalker(g)
+	}
+	for c := lo; c < hi; c++ {
+		plane := x[c*g.InSize() : (c+1)*g.InSize()]
+		for kidx := range ks {
+			r := c*ks + kidx
+			if w == nil {
+				col2imRow2D(g, plane, col[r*os:(r+1)*os], kidx/g.Kernel[1], kidx%g.Kernel[1])
+				continue
 			}
+			col2imRowND(w, plane, col[r*os:(r+1)*os], kidx)
 		}
-	})
+	}
 }
 
 // Walker walks the output positions of one kernel position: the
