@@ -13,7 +13,7 @@ FUZZTIME ?= 10s
 OUT := out
 
 
-.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch crosscheck-seeds bench bench-distributed report-screenshot
+.PHONY: all setup onnxruntime build build-mpi run test generate fuzz clean crosscheck-pytorch crosscheck-seeds bench bench-train bench-distributed report-screenshot
 
 all: build
 
@@ -150,6 +150,34 @@ bench: setup build
 	bin/d500 bench --batch 1,8 --threads 1,2 --passes $(BENCH_PASSES) --warmup $(BENCH_WARMUP) --runs $(BENCH_RUNS) --min-runs $(BENCH_MIN_RUNS) --budget $(BENCH_BUDGET) \
 		--compare onnxruntime --md $(OUT)/bench.md --json $(OUT)/bench.json $(BENCH_FLAGS)
 	@echo "Results in $(OUT)/bench.md and $(OUT)/bench.json"
+
+# One training step (forward, softmax cross-entropy, backward, momentum
+# SGD) of the presets in BENCH_TRAIN_MODELS (resnet18 at batch 8, the rest
+# at 64) on 1 and 2 threads, native against PyTorch (Debian's
+# python3-torch on OpenBLAS), both from the same ONNX file and initial
+# weights on the same recorded batches: out/bench-train.md and .json. The
+# first step's loss must agree between the two (the proof that they ran the
+# same network), or the case fails. The runs are interleaved over
+# BENCH_TRAIN_ROUNDS rounds, native and PyTorch one after the other, and the
+# table gives the median per-round ratio and its spread. BENCH_TRAIN_STEPS
+# and BENCH_TRAIN_WARMUP are a number for every model or MODEL=N pairs
+# (empty: each model's default; about 8 minutes in all on 2 cores). Rows
+# measured while other processes kept the cores busy are marked;
+# BENCH_TRAIN_QUIET=S waits up to S seconds before each pair of runs for
+# the machine to go quiet.
+BENCH_TRAIN_MODELS ?= mlp,lenet,resnet8,resnet20,resnet18
+BENCH_TRAIN_THREADS ?= 1,2
+BENCH_TRAIN_ROUNDS ?= 5
+BENCH_TRAIN_STEPS ?=
+BENCH_TRAIN_WARMUP ?=
+BENCH_TRAIN_QUIET ?= 0
+bench-train: setup build
+	@scripts/setup-pytorch.sh
+	@mkdir -p $(OUT)
+	/usr/bin/python3 scripts/bench-train/bench_train.py --d500 bin/d500 --out $(OUT) \
+		--models $(BENCH_TRAIN_MODELS) --threads $(BENCH_TRAIN_THREADS) --rounds $(BENCH_TRAIN_ROUNDS) \
+		--quiet $(BENCH_TRAIN_QUIET) \
+		$(if $(BENCH_TRAIN_STEPS),--steps $(BENCH_TRAIN_STEPS)) $(if $(BENCH_TRAIN_WARMUP),--warmup $(BENCH_TRAIN_WARMUP))
 
 # Samples per second of every distributed scheme at np=1 and np=2, with
 # the communication fraction: out/bench-distributed.md (and .tsv).
