@@ -280,6 +280,8 @@ func (r *Runner) Run() (Result, error) {
 	if c.Hyper != nil {
 		baseLR = c.Hyper.LR
 	}
+	batches := newPrefetcher(c.Train)
+	defer batches.close()
 	err := func() error {
 		emit(ev(BeforeTraining))
 		for epoch := 0; c.Epochs <= 0 || epoch < c.Epochs; epoch++ {
@@ -293,7 +295,7 @@ func (r *Runner) Run() (Result, error) {
 				if c.Steps > 0 && res.Steps >= c.Steps {
 					break
 				}
-				x, y, _, err := c.Train.Next()
+				x, y, err := batches.next()
 				if err == io.EOF {
 					break
 				}

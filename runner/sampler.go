@@ -21,10 +21,12 @@ type SamplerOptions struct {
 	Seed uint64
 }
 
-// Sampler draws batches from a dataset, epoch after epoch. Next fills one
-// input tensor [B, ...] (float32) and one label tensor [B] (int64) that are
-// allocated once and reused: a batch is valid until the next call to Next.
-// The last batch of an epoch has fewer rows unless DropLast is set.
+// Sampler draws batches from a dataset, epoch after epoch. Next fills an
+// input tensor [B, ...] (float32) and a label tensor [B] (int64) allocated
+// once and reused: there are two pairs, used in turn, so a batch stays
+// valid until the second call to Next after it (the runner reads the next
+// batch while a step trains on the current one). The last batch of an
+// epoch has fewer rows unless DropLast is set.
 type Sampler struct {
 	ds    Dataset
 	opts  SamplerOptions
@@ -35,13 +37,19 @@ type Sampler struct {
 	bounds  [][2]int // batches as [start,end) into perm
 	next    int      // next batch in bounds
 	sample  int      // elements per sample
-	xbuf    []float32
-	ybuf    []int64
-	x, y    *onnx.Tensor
-	xfull   any // xbuf and ybuf boxed once, so full batches allocate nothing
-	yfull   any
+	bufs    [2]batchBuffers
+	turn    int // the buffers the next call fills
 	rng     *rand.Rand
 	started bool
+}
+
+// batchBuffers is one batch's storage.
+type batchBuffers struct {
+	xbuf  []float32
+	ybuf  []int64
+	x, y  *onnx.Tensor
+	xfull any // xbuf and ybuf boxed once, so full batches allocate nothing
+	yfull any
 }
 
 func newSampler(ds Dataset, opts SamplerOptions, order func(int, []int, [][2]int) [][2]int) (*Sampler, error) {
@@ -53,11 +61,14 @@ func newSampler(ds Dataset, opts SamplerOptions, order func(int, []int, [][2]int
 	}
 	b := opts.BatchSize
 	s := &Sampler{ds: ds, opts: opts, order: order, sample: onnx.NumElements(ds.SampleShape())}
-	s.xbuf = make([]float32, b*s.sample)
-	s.ybuf = make([]int64, b)
-	s.x = &onnx.Tensor{Type: onnx.Float, Shape: append([]int{b}, ds.SampleShape()...), Data: s.xbuf}
-	s.y = &onnx.Tensor{Type: onnx.Int64, Shape: []int{b}, Data: s.ybuf}
-	s.xfull, s.yfull = s.x.Data, s.y.Data
+	for i := range s.bufs {
+		bb := &s.bufs[i]
+		bb.xbuf = make([]float32, b*s.sample)
+		bb.ybuf = make([]int64, b)
+		bb.x = &onnx.Tensor{Type: onnx.Float, Shape: append([]int{b}, ds.SampleShape()...), Data: bb.xbuf}
+		bb.y = &onnx.Tensor{Type: onnx.Int64, Shape: []int{b}, Data: bb.ybuf}
+		bb.xfull, bb.yfull = bb.x.Data, bb.y.Data
+	}
 	s.perm = make([]int, ds.Len())
 	s.rng = rand.New(rand.NewPCG(opts.Seed, 0x7a4f))
 	return s, nil
@@ -169,8 +180,8 @@ func (s *Sampler) plan() {
 
 // Next returns the next batch of the current epoch, or io.EOF at the end
 // of the epoch; the call after io.EOF starts the next epoch. The tensors
-// are reused by the next call. indices are the batch's sample indices (a
-// view that is also reused).
+// are reused by the second call after this one. indices are the batch's
+// sample indices (a view valid until the next epoch starts).
 func (s *Sampler) Next() (x, y *onnx.Tensor, indices []int, err error) {
 	s.plan()
 	if s.next >= len(s.bounds) {
@@ -182,22 +193,24 @@ func (s *Sampler) Next() (x, y *onnx.Tensor, indices []int, err error) {
 	s.next++
 	idx := s.perm[bd[0]:bd[1]]
 	n, k := len(idx), s.sample
+	bb := &s.bufs[s.turn]
+	s.turn = 1 - s.turn
 	for j, i := range idx {
-		xs := s.xbuf[j*k : (j+1)*k]
-		if s.ybuf[j], err = s.ds.Sample(i, xs); err != nil {
+		xs := bb.xbuf[j*k : (j+1)*k]
+		if bb.ybuf[j], err = s.ds.Sample(i, xs); err != nil {
 			return nil, nil, nil, err
 		}
 		for _, t := range s.opts.Transforms {
 			t.Apply(xs, s.ds.SampleShape(), s.rng)
 		}
 	}
-	s.x.Shape[0], s.y.Shape[0] = n, n
+	bb.x.Shape[0], bb.y.Shape[0] = n, n
 	if n == s.opts.BatchSize {
-		s.x.Data, s.y.Data = s.xfull, s.yfull
+		bb.x.Data, bb.y.Data = bb.xfull, bb.yfull
 	} else { // a partial batch, at most once per epoch
-		s.x.Data, s.y.Data = s.xbuf[:n*k], s.ybuf[:n]
+		bb.x.Data, bb.y.Data = bb.xbuf[:n*k], bb.ybuf[:n]
 	}
-	return s.x, s.y, idx, nil
+	return bb.x, bb.y, idx, nil
 }
 
 // Reset goes back to the start of epoch 0.
