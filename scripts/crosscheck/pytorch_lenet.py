@@ -25,6 +25,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch_blas import blas_in_use
+
 DATA = "/usr/share/datasets/fashion-mnist/"
 # Fashion-MNIST's per-channel statistics, as d500's --normalize uses them.
 MEAN, STD = np.float32(0.2860), np.float32(0.3530)
@@ -106,6 +108,7 @@ def main():
     worst = max(rel[:args.agree_steps])
     print("largest relative loss difference over the first %d steps: %.2e (tolerance %.0e)" % (args.agree_steps, worst, args.tolerance))
     print("test accuracy  d500 %.4f  pytorch %s %.4f" % (d500_acc[-1] if d500_acc else float("nan"), torch.__version__, acc))
+    print("pytorch BLAS: %s" % blas_in_use())
     if worst > args.tolerance:
         print("FAIL: d500 and PyTorch disagree within the first %d steps" % args.agree_steps)
         return 1

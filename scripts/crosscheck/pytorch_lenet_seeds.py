@@ -21,6 +21,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from pytorch_lenet import LeNet, images, read_idx
+from torch_blas import blas_in_use
 
 
 def seed_range(spec):
@@ -63,6 +64,7 @@ def main():
         accs.append(acc)
         print("pytorch %s  init %s  seed %d  test accuracy %.4f" % (torch.__version__, args.init, seed, acc), flush=True)
     print("pytorch init %s  seeds %d  mean %.4f  min %.4f  max %.4f" % (args.init, len(accs), np.mean(accs), min(accs), max(accs)))
+    print("pytorch BLAS: %s" % blas_in_use())
     return 0
 
 
