@@ -657,6 +657,24 @@ type gnormBatch struct {
 	dScale, dBias, dMean, dVar []float64
 }
 
+// dxTerms gives feature f's input gradient in training mode as
+// dx = a·dy + c0 + c1·(x-μ), from inv = 1/√(var+eps), Σdy and Σdy·(x-μ):
+//
+//	dx = γ·inv·(dy - Σdy/m - (x-μ)·inv²·Σdy(x-μ)/m) + gM/m + gV·2(x-μ)/m
+func (sp *gnormBatch) dxTerms(f int, inv, sdy, sdyx float64) (a, c0, c1 float64) {
+	m := float64(sp.n * sp.inner)
+	a = sp.scale[f] * inv
+	c0 = -a * sdy / m
+	c1 = -a * inv * inv * sdyx / m
+	if sp.gM != nil {
+		c0 += sp.gM[f] / m
+	}
+	if sp.gV != nil {
+		c1 += 2 * sp.gV[f] / m
+	}
+	return a, c0, c1
+}
+
 // backward32 is gnormBatchBackward of a float32 training step whose
 // channels have runs long enough for the vector kernels: the batch
 // statistics come from the forward pass of the same step (computed again
@@ -692,7 +710,6 @@ type gnormBatch32Task struct {
 func (t *gnormBatch32Task) Work(w int) {
 	sp := t.sp
 	n, nf, inner := sp.n, sp.features, sp.inner
-	m := float64(n * inner)
 	for f := w * nf / t.chunks; f < (w+1)*nf/t.chunks; f++ {
 		mean := sp.mean[f]
 		inv := 1 / math.Sqrt(sp.vr[f]+sp.eps)
@@ -708,16 +725,7 @@ func (t *gnormBatch32Task) Work(w int) {
 		if t.dx == nil {
 			continue
 		}
-		// dx = a·dy + c1·(x-μ) + c0, the terms of gnormBatchBackward.
-		a := sp.scale[f] * inv
-		c0 := -a * sdy / m
-		c1 := -a * inv * inv * sdyx / m
-		if sp.gM != nil {
-			c0 += sp.gM[f] / m
-		}
-		if sp.gV != nil {
-			c1 += 2 * sp.gV[f] / m
-		}
+		a, c0, c1 := sp.dxTerms(f, inv, sdy, sdyx)
 		for i := range n {
 			base := (i*nf + f) * inner
 			vec.Affine2(t.dx[base:base+inner], t.dy[base:base+inner], t.x[base:base+inner], float32(a), float32(c1), float32(c0-c1*mean))
@@ -779,17 +787,7 @@ func gnormBatchBackward[T floatElem](dx, x, dy []T, sp *gnormBatch, threads int)
 			if dx == nil {
 				continue
 			}
-			// dx = γ·inv·(dy - Σdy/m - (x-μ)·inv²·Σdy(x-μ)/m)
-			//      + gM/m + gV·2(x-μ)/m
-			a := gamma * inv
-			c0 := -a * sdy / m
-			c1 := -a * inv * inv * sdyx / m
-			if sp.gM != nil {
-				c0 += sp.gM[f] / m
-			}
-			if sp.gV != nil {
-				c1 += 2 * sp.gV[f] / m
-			}
+			a, c0, c1 := sp.dxTerms(f, inv, sdy, sdyx)
 			for i := range n {
 				base := (i*nf + f) * inner
 				for j := base; j < base+inner; j++ {
