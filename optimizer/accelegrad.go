@@ -27,11 +27,10 @@ import (
 // size is adaptive). Defaults: D 1, G 0, weight_decay 0. y, z and the sum
 // are float64.
 type AcceleGrad struct {
-	hp    Hyperparams
-	y, z  buffers
-	sum   map[string]float64
-	step  map[string]int
-	views gradViews
+	hp   Hyperparams
+	y, z buffers
+	sum  map[string]float64
+	step map[string]int
 }
 
 // NewAcceleGrad returns AcceleGrad with hp used as given.
@@ -60,17 +59,29 @@ func (o *AcceleGrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	if err != nil {
 		return err
 	}
+	// Each element type of the parameter with either of the gradient
+	// (the backends give a parameter's gradient in its own type).
 	switch p := param.Data.(type) {
 	case []float32:
-		accelegradUpdate(o, name, as[float32](grad, &o.views), p, y, z, fresh)
+		switch g := grad.Data.(type) {
+		case []float32:
+			accelegradUpdate(o, name, g, p, y, z, fresh)
+		case []float64:
+			accelegradUpdate(o, name, g, p, y, z, fresh)
+		}
 	case []float64:
-		accelegradUpdate(o, name, as[float64](grad, &o.views), p, y, z, fresh)
+		switch g := grad.Data.(type) {
+		case []float32:
+			accelegradUpdate(o, name, g, p, y, z, fresh)
+		case []float64:
+			accelegradUpdate(o, name, g, p, y, z, fresh)
+		}
 	}
 	return nil
 }
 
 // accelegradUpdate is AcceleGrad's rule over one tensor.
-func accelegradUpdate[F floats](o *AcceleGrad, name string, g, p []F, y, z []float64, fresh bool) {
+func accelegradUpdate[G, P floats](o *AcceleGrad, name string, g []G, p []P, y, z []float64, fresh bool) {
 	g, y, z = g[:len(p)], y[:len(p)], z[:len(p)]
 	if fresh {
 		for i, x := range p {
@@ -97,6 +108,6 @@ func accelegradUpdate[F floats](o *AcceleGrad, name string, g, p []F, y, z []flo
 		gi := float64(g[i]) + wd*x
 		z[i] -= alpha * eta * gi
 		y[i] = x - eta*gi
-		p[i] = F(tauNext*z[i] + (1-tauNext)*y[i])
+		p[i] = P(tauNext*z[i] + (1-tauNext)*y[i])
 	}
 }

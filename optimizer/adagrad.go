@@ -18,10 +18,9 @@ import (
 // lr 1e-2, lr_decay 0, initial_accumulator_value 0, eps 1e-10,
 // weight_decay 0. s is float64.
 type Adagrad struct {
-	hp    Hyperparams
-	sum   buffers
-	step  map[string]int
-	views gradViews
+	hp   Hyperparams
+	sum  buffers
+	step map[string]int
 }
 
 // NewAdagrad returns Adagrad with hp used as given.
@@ -41,23 +40,35 @@ func (o *Adagrad) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	}
 	o.step[name]++
 	clr := o.hp.LR / (1 + float64(o.step[name]-1)*o.hp.LRDecay)
+	// Each element type of the parameter with either of the gradient
+	// (the backends give a parameter's gradient in its own type).
 	switch p := param.Data.(type) {
 	case []float32:
-		adagradUpdate(as[float32](grad, &o.views), p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+		switch g := grad.Data.(type) {
+		case []float32:
+			adagradUpdate(g, p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+		case []float64:
+			adagradUpdate(g, p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+		}
 	case []float64:
-		adagradUpdate(as[float64](grad, &o.views), p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+		switch g := grad.Data.(type) {
+		case []float32:
+			adagradUpdate(g, p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+		case []float64:
+			adagradUpdate(g, p, s, clr, o.hp.WeightDecay, o.hp.Eps)
+		}
 	}
 	return nil
 }
 
 // adagradUpdate is Adagrad's rule over one tensor with the step's
 // learning rate clr.
-func adagradUpdate[F floats](g, p []F, s []float64, clr, wd, eps float64) {
+func adagradUpdate[G, P floats](g []G, p []P, s []float64, clr, wd, eps float64) {
 	g, s = g[:len(p)], s[:len(p)]
 	for i, x := range p {
 		pi := float64(x)
 		gi := float64(g[i]) + wd*pi
 		s[i] += gi * gi
-		p[i] = F(pi - clr*gi/(math.Sqrt(s[i])+eps))
+		p[i] = P(pi - clr*gi/(math.Sqrt(s[i])+eps))
 	}
 }

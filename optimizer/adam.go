@@ -21,7 +21,6 @@ type Adam struct {
 	decoupled bool
 	m, v      buffers
 	step      map[string]int
-	views     gradViews
 }
 
 // NewAdam returns Adam with hp used as given.
@@ -62,17 +61,29 @@ func (o *Adam) UpdateRule(grad, param *onnx.Tensor, name string) error {
 	}
 	o.step[name]++
 	t := float64(o.step[name])
+	// Each element type of the parameter with either of the gradient
+	// (the backends give a parameter's gradient in its own type).
 	switch p := param.Data.(type) {
 	case []float32:
-		adamUpdate(o, as[float32](grad, &o.views), p, m, v, t)
+		switch g := grad.Data.(type) {
+		case []float32:
+			adamUpdate(o, g, p, m, v, t)
+		case []float64:
+			adamUpdate(o, g, p, m, v, t)
+		}
 	case []float64:
-		adamUpdate(o, as[float64](grad, &o.views), p, m, v, t)
+		switch g := grad.Data.(type) {
+		case []float32:
+			adamUpdate(o, g, p, m, v, t)
+		case []float64:
+			adamUpdate(o, g, p, m, v, t)
+		}
 	}
 	return nil
 }
 
 // adamUpdate is Adam's (AdamW's) rule over one tensor at step t.
-func adamUpdate[F floats](o *Adam, g, p []F, m, v []float64, t float64) {
+func adamUpdate[G, P floats](o *Adam, g []G, p []P, m, v []float64, t float64) {
 	lr, wd, b1, b2, eps := o.hp.LR, o.hp.WeightDecay, o.hp.Beta1, o.hp.Beta2, o.hp.Eps
 	stepSize := lr / (1 - math.Pow(b1, t))
 	sqrtBC2 := math.Sqrt(1 - math.Pow(b2, t))
@@ -90,6 +101,6 @@ func adamUpdate[F floats](o *Adam, g, p []F, m, v []float64, t float64) {
 		}
 		m[i] = b1*m[i] + (1-b1)*gi
 		v[i] = b2*v[i] + (1-b2)*gi*gi
-		p[i] = F(pi - stepSize*m[i]/(math.Sqrt(v[i])/sqrtBC2+eps))
+		p[i] = P(pi - stepSize*m[i]/(math.Sqrt(v[i])/sqrtBC2+eps))
 	}
 }

@@ -153,9 +153,9 @@ func New(name string, hp Hyperparams) (UpdateRuleOptimizer, error) {
 	return nil, fmt.Errorf("unknown optimizer %q (known: %v)", name, Names())
 }
 
-// floats are the element types the update loops are written for. The
-// loops compute in float64 whatever the element type, so a rule gives the
-// same parameters on a float32 tensor as it did before it had typed loops.
+// floats are the element types the update loops are written for, the
+// gradient's and the parameter's each. The loops compute in float64
+// whatever the element types, as the rules are defined.
 type floats interface{ float32 | float64 }
 
 // checkPair checks that grad and param are float tensors of one length,
@@ -185,45 +185,6 @@ func checkPair(grad, param *onnx.Tensor, name string) (int, error) {
 		return 0, fmt.Errorf("gradient of %q has %d elements, the parameter %d", name, ng, np)
 	}
 	return np, nil
-}
-
-// gradViews holds a rule's conversion buffers: a gradient whose element
-// type is not the parameter's is converted into one (a rare case: the
-// backends give gradients in their parameter's type).
-type gradViews struct {
-	f32 []float32
-	f64 []float64
-}
-
-// as returns the elements of g (checked by checkPair) as []F: its own
-// slice when they are F, else converted into the matching buffer.
-func as[F floats](g *onnx.Tensor, views *gradViews) []F {
-	if d, ok := g.Data.([]F); ok {
-		return d
-	}
-	var buf *[]F
-	switch any(buf).(type) {
-	case *[]float32:
-		buf = any(&views.f32).(*[]F)
-	default:
-		buf = any(&views.f64).(*[]F)
-	}
-	n := g.Len()
-	if cap(*buf) < n {
-		*buf = make([]F, n)
-	}
-	out := (*buf)[:n]
-	switch d := g.Data.(type) {
-	case []float32:
-		for i, v := range d {
-			out[i] = F(v)
-		}
-	case []float64:
-		for i, v := range d {
-			out[i] = F(v)
-		}
-	}
-	return out
 }
 
 // buffers holds one float64 state slice per parameter name.

@@ -21,7 +21,6 @@ import (
 type RMSprop struct {
 	hp         Hyperparams
 	sq, avg, b buffers
-	views      gradViews
 }
 
 // NewRMSprop returns RMSprop with hp used as given.
@@ -50,11 +49,23 @@ func (o *RMSprop) UpdateRule(grad, param *onnx.Tensor, name string) error {
 			return err
 		}
 	}
+	// Each element type of the parameter with either of the gradient
+	// (the backends give a parameter's gradient in its own type).
 	switch p := param.Data.(type) {
 	case []float32:
-		rmspropUpdate(&o.hp, as[float32](grad, &o.views), p, s, a, b)
+		switch g := grad.Data.(type) {
+		case []float32:
+			rmspropUpdate(&o.hp, g, p, s, a, b)
+		case []float64:
+			rmspropUpdate(&o.hp, g, p, s, a, b)
+		}
 	case []float64:
-		rmspropUpdate(&o.hp, as[float64](grad, &o.views), p, s, a, b)
+		switch g := grad.Data.(type) {
+		case []float32:
+			rmspropUpdate(&o.hp, g, p, s, a, b)
+		case []float64:
+			rmspropUpdate(&o.hp, g, p, s, a, b)
+		}
 	}
 	return nil
 }
@@ -62,7 +73,7 @@ func (o *RMSprop) UpdateRule(grad, param *onnx.Tensor, name string) error {
 // rmspropUpdate is RMSprop's rule over one tensor: s the running square,
 // a the running average (nil unless centered), b the momentum buffer
 // (nil without momentum).
-func rmspropUpdate[F floats](hp *Hyperparams, g, p []F, s, a, b []float64) {
+func rmspropUpdate[G, P floats](hp *Hyperparams, g []G, p []P, s, a, b []float64) {
 	lr, wd, al, eps, mom := hp.LR, hp.WeightDecay, hp.Alpha, hp.Eps, hp.Momentum
 	g, s = g[:len(p)], s[:len(p)]
 	for i, x := range p {
@@ -78,9 +89,9 @@ func rmspropUpdate[F floats](hp *Hyperparams, g, p []F, s, a, b []float64) {
 		}
 		if b != nil {
 			b[i] = mom*b[i] + gi/d
-			p[i] = F(pi - lr*b[i])
+			p[i] = P(pi - lr*b[i])
 		} else {
-			p[i] = F(pi - lr*gi/d)
+			p[i] = P(pi - lr*gi/d)
 		}
 	}
 }

@@ -231,3 +231,41 @@ func TestNewNames(t *testing.T) {
 		t.Error("Nesterov with dampening accepted")
 	}
 }
+
+// A float32 parameter with a float64 gradient is updated from the
+// gradient's float64 values, as with a float64 parameter: one step of each
+// rule gives the float64 parameter's result rounded to float32, bit for
+// bit, for gradients float32 cannot hold.
+func TestMixedGradientTypeUsesTheGradientsValues(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			hp, err := Defaults(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hp.LR = 0.1
+			mixed, err := New(name, hp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wide, err := New(name, hp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := onnx.FromSlice([]float64{0.1 + 1e-12, -0.3 + 3e-11, 1.0 / 3}, 3)
+			p32 := onnx.FromSlice([]float32{0.5, -1.25, 2}, 3)
+			p64 := onnx.FromSlice([]float64{0.5, -1.25, 2}, 3)
+			if err := mixed.UpdateRule(g, p32, "w"); err != nil {
+				t.Fatal(err)
+			}
+			if err := wide.UpdateRule(g, p64, "w"); err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range p64.Float64s() {
+				if got := p32.Float32s()[i]; math.Float32bits(got) != math.Float32bits(float32(v)) {
+					t.Errorf("element %d: %v with a float64 gradient on a float32 parameter, %v rounded from float64", i, got, float32(v))
+				}
+			}
+		})
+	}
+}

@@ -17,9 +17,8 @@ import "github.com/deep500/deep500-go/onnx"
 // Defaults: sgd lr 1e-3, momentum 0; momentum and nesterov momentum 0.9;
 // dampening 0, weight_decay 0. The momentum buffer is kept in float64.
 type SGD struct {
-	hp    Hyperparams
-	buf   buffers
-	views gradViews
+	hp  Hyperparams
+	buf buffers
 }
 
 // NewSGD returns SGD with hp used as given.
@@ -38,24 +37,36 @@ func (o *SGD) UpdateRule(grad, param *onnx.Tensor, name string) error {
 			return err
 		}
 	}
+	// Each element type of the parameter with either of the gradient
+	// (the backends give a parameter's gradient in its own type).
 	switch p := param.Data.(type) {
 	case []float32:
-		sgdUpdate(&o.hp, as[float32](grad, &o.views), p, b, fresh)
+		switch g := grad.Data.(type) {
+		case []float32:
+			sgdUpdate(&o.hp, g, p, b, fresh)
+		case []float64:
+			sgdUpdate(&o.hp, g, p, b, fresh)
+		}
 	case []float64:
-		sgdUpdate(&o.hp, as[float64](grad, &o.views), p, b, fresh)
+		switch g := grad.Data.(type) {
+		case []float32:
+			sgdUpdate(&o.hp, g, p, b, fresh)
+		case []float64:
+			sgdUpdate(&o.hp, g, p, b, fresh)
+		}
 	}
 	return nil
 }
 
 // sgdUpdate is SGD's rule over one tensor; b is the momentum buffer (nil
 // without momentum), fresh on the parameter's first step.
-func sgdUpdate[F floats](hp *Hyperparams, g, p []F, b []float64, fresh bool) {
+func sgdUpdate[G, P floats](hp *Hyperparams, g []G, p []P, b []float64, fresh bool) {
 	lr, wd, mom, damp := hp.LR, hp.WeightDecay, hp.Momentum, hp.Dampening
 	g = g[:len(p)]
 	if mom == 0 {
 		for i, v := range p {
 			pi := float64(v)
-			p[i] = F(pi - lr*(float64(g[i])+wd*pi))
+			p[i] = P(pi - lr*(float64(g[i])+wd*pi))
 		}
 		return
 	}
@@ -73,6 +84,6 @@ func sgdUpdate[F floats](hp *Hyperparams, g, p []F, b []float64, fresh bool) {
 		} else {
 			gi = b[i]
 		}
-		p[i] = F(pi - lr*gi)
+		p[i] = P(pi - lr*gi)
 	}
 }
