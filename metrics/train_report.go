@@ -42,7 +42,7 @@ type TrainReport struct {
 	Interrupted  bool     `json:"interrupted"`
 	Error        string   `json:"error,omitempty"`
 	// StepMillis is the median wall time of a step after the first
-	// three, and AllocsPerStep the heap allocations per step over those
+	// four, and AllocsPerStep the heap allocations per step over those
 	// steps (the step and the loop's work around it, evaluations left
 	// out): null for a run of four steps or fewer.
 	StepMillis    *float64 `json:"step_ms"`

@@ -11,8 +11,10 @@ import (
 // StepCost measures what the training steps cost the process: the wall
 // time from one step's end to the next, and the heap allocations of the
 // steps together with the loop's own work around them (the batch, the CSV
-// row, the running statistics), evaluations left out. The first Warmup
-// steps, where buffers are made and plans compiled, are not counted.
+// row, the running statistics), evaluations left out. Counting starts at
+// the end of step Warmup+1: the warm-up's steps, where buffers are made
+// and plans compiled, and the one that ends where counting starts are
+// left out.
 //
 // Allocations are read with runtime.ReadMemStats, exact but stopping the
 // world for some microseconds: at the end of the warm-up, around each
@@ -29,7 +31,8 @@ type StepCost struct {
 	steps   int    // steps counted so far
 }
 
-// NewStepCost returns a StepCost that leaves out the first warmup steps.
+// NewStepCost returns a StepCost that counts from the end of step
+// warmup+1.
 func NewStepCost(warmup int) *StepCost { return &StepCost{Warmup: warmup} }
 
 func mallocs() uint64 {

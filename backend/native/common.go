@@ -154,6 +154,30 @@ func float64sInto(dst []float64, data any) bool {
 	return true
 }
 
+// storeFloat64s rounds v into t, a float32, float64, float16 or bfloat16
+// tensor of v's length, and reports whether t had one of those types.
+func storeFloat64s(t *onnx.Tensor, v []float64) bool {
+	switch d := t.Data.(type) {
+	case []float32:
+		for i, x := range v {
+			d[i] = float32(x)
+		}
+	case []float64:
+		copy(d, v)
+	case []onnx.F16:
+		for i, x := range v {
+			d[i] = onnx.F16From(float32(x))
+		}
+	case []onnx.BF16:
+		for i, x := range v {
+			d[i] = onnx.BF16From(float32(x))
+		}
+	default:
+		return false
+	}
+	return true
+}
+
 // tensorFromFloat64s builds a tensor of type dt and the given shape from
 // float64 values, converting as a C cast would (truncation toward zero for
 // integers, rounding to nearest-even for reduced floats). The counterpart

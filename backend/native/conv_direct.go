@@ -26,12 +26,11 @@ var convDirect3x3On = true
 // every item.
 func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T], threads int, residual []T, act *fusedActivation, pw *packedWeight[T]) bool {
 	y32, ok := any(y).([]float32)
-	if !ok || !convDirect3x3On || s.group != 1 {
+	if !ok {
 		return false
 	}
-	im := conv.Direct3x3Active()
-	l, ok := conv.NewDirect3x3Layout(s.geom, s.c)
-	if !ok || !convDirect3x3Wins(im, &l) {
+	im, l, ok := convDirect3x3Applies(s)
+	if !ok {
 		return false
 	}
 	sc32 := any(sc).(*convScratch[float32])
@@ -75,6 +74,17 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	convRunTask(s.n*blocks, 0, threads, t, &ts.items)
 	*t = convDirect3x3Items{layout: t.layout, padded: t.padded} // hold no tensors between runs
 	return true
+}
+
+// convDirect3x3Applies reports whether a float32 convolution of shapes s
+// runs on the direct kernels, and with which kernel and layout.
+func convDirect3x3Applies(s *convShapes) (*conv.Direct3x3Impl, conv.Direct3x3Layout, bool) {
+	if !convDirect3x3On || s.group != 1 {
+		return nil, conv.Direct3x3Layout{}, false
+	}
+	im := conv.Direct3x3Active()
+	l, ok := conv.NewDirect3x3Layout(s.geom, s.c)
+	return im, l, ok && convDirect3x3Wins(im, &l)
 }
 
 // directWeights returns the constant weight w (m output channels, layout

@@ -102,6 +102,7 @@ type gradConvKernel struct {
 	// the direct kernels' scratch.
 	dxShapes *convShapes
 	dxGeom   *convGeom
+	dxDirect bool // dxShapes run on the direct kernels
 	wT       []float32
 	dxScr    convScratch[float32]
 }
@@ -263,7 +264,7 @@ func (k *gradConvKernel) backward32(s *convShapes, dx, dw *onnx.Tensor, x, w, gy
 // group): no column matrix and no col2im. It reports whether it did.
 func (k *gradConvKernel) inputGradDirect(dx, w, dy []float32, s *convShapes) bool {
 	g := s.geom
-	if !convDirect3x3On || s.group != 1 || len(g.In) != 2 {
+	if s.group != 1 || len(g.In) != 2 {
 		return false
 	}
 	for i := range 2 {
@@ -275,6 +276,10 @@ func (k *gradConvKernel) inputGradDirect(dx, w, dy []float32, s *convShapes) boo
 		tg := &convGeom{In: g.Out, Kernel: g.Kernel, Out: g.In, Strides: g.Strides, Dilations: g.Dilations,
 			PadBegin: []int{2 - g.PadBegin[0], 2 - g.PadBegin[1]}, PadEnd: []int{2 - g.PadEnd[0], 2 - g.PadEnd[1]}}
 		k.dxShapes, k.dxGeom = &convShapes{n: s.n, c: s.m, m: s.c, group: 1, geom: tg}, g
+		_, _, k.dxDirect = convDirect3x3Applies(k.dxShapes)
+	}
+	if !k.dxDirect {
+		return false // the transposed filters would be made for nothing
 	}
 	// wT[c][m][ky][kx] = w[m][c][2-ky][2-kx]
 	if cap(k.wT) < len(w) {

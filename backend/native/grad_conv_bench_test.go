@@ -25,8 +25,8 @@ func BenchmarkConvBackwardLayers(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%dx%d-%d-k%ds%d/threads=%d", l.hw, l.hw, l.c, l.m, l.k, l.stride, threads), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
 				const n = 64
-				x := randFloats(r, n, l.c, l.hw, l.hw)
-				w := randFloats(r, l.m, l.c, l.k, l.k)
+				x := gm2RandFloats(r, n, l.c, l.hw, l.hw)
+				w := gm2RandFloats(r, l.m, l.c, l.k, l.k)
 				st, pd := int64(l.stride), int64(l.pad)
 				k := &gradConvKernel{fwd: convKernel{
 					attrs:       convWindowAttrs{op: "Conv", strides: []int64{st, st}, pads: []int64{pd, pd, pd, pd}},
@@ -36,7 +36,7 @@ func BenchmarkConvBackwardLayers(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				gy := randFloats(r, append([]int{n, l.m}, s.geom.Out...)...)
+				gy := gm2RandFloats(r, append([]int{n, l.m}, s.geom.Out...)...)
 				dx, dw := onnx.NewTensor(onnx.Float, x.Shape...), onnx.NewTensor(onnx.Float, w.Shape...)
 				for b.Loop() {
 					k.backward32(s, dx, dw, x.Float32s(), w.Float32s(), gy.Float32s())
@@ -44,12 +44,4 @@ func BenchmarkConvBackwardLayers(b *testing.B) {
 			})
 		}
 	}
-}
-
-func randFloats(r *rand.Rand, shape ...int) *onnx.Tensor {
-	t := onnx.NewTensor(onnx.Float, shape...)
-	for i := range t.Float32s() {
-		t.Float32s()[i] = float32(r.Float64()*2 - 1)
-	}
-	return t
 }

@@ -141,3 +141,36 @@ func TestBatchNormTrainingFloat32MatchesFloat64(t *testing.T) {
 		}
 	}
 }
+
+// Conv's float32 backward (dX of 3×3 stride-1 layers on the direct
+// kernels with flipped, transposed filters; dW as row dot products over
+// runs of images) gives the float64 path's gradients: maps large enough
+// for the direct kernels, a last block of fewer than 8 filters, pads 1 and
+// 0, stride 2 and 1×1 layers (the col2im and GEMM paths), 1 to 11 images.
+func TestConvTrainingFloat32MatchesFloat64(t *testing.T) {
+	cases := []struct {
+		n, c, m, hw, k int
+		strides, pads  []int64
+	}{
+		{3, 5, 9, 12, 3, []int64{1, 1}, []int64{1, 1, 1, 1}},
+		{11, 4, 8, 9, 3, []int64{1, 1}, []int64{1, 1, 1, 1}},
+		{2, 3, 6, 13, 3, []int64{1, 1}, []int64{0, 0, 0, 0}},
+		{1, 6, 4, 16, 3, []int64{1, 1}, []int64{1, 0, 0, 1}},
+		{4, 6, 10, 12, 3, []int64{2, 2}, []int64{1, 1, 1, 1}},
+		{5, 8, 12, 10, 1, []int64{1, 1}, []int64{0, 0, 0, 0}},
+	}
+	for i, c := range cases {
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%d/threads=%d", i, threads), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(i), uint64(threads)))
+				feeds := map[string]*onnx.Tensor{"X": randDoubles(r, c.n, c.c, c.hw, c.hw)}
+				params := map[string]*onnx.Tensor{"W": randDoubles(r, c.m, c.c, c.k, c.k), "B": randDoubles(r, c.m)}
+				nodes := []*onnx.Node{testNode(t, 17, "Conv", []string{"X", "W", "B"}, []string{"Y"},
+					&onnx.Attribute{Name: "strides", Type: onnx.AttrInts, Ints: c.strides},
+					&onnx.Attribute{Name: "pads", Type: onnx.AttrInts, Ints: c.pads})}
+				out := (c.hw+int(c.pads[0]+c.pads[2])-c.k)/int(c.strides[0]) + 1
+				checkFloat32Training(t, r, nodes, feeds, params, "Y", []int{c.n, c.m, out, out}, threads, 2e-5)
+			})
+		}
+	}
+}

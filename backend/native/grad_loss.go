@@ -233,7 +233,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 			}
 		}
 		gx := k.gx.buf.tensor(scores.Type, scores.Shape)
-		lossStoreFloat64s(gx, gl)
+		storeFloat64s(gx, gl)
 		if err := g.add(k.x, gx); err != nil {
 			return err
 		}
@@ -264,7 +264,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 			}
 		}
 		gwT := k.gw.buf.tensor(weights.Type, weights.Shape)
-		lossStoreFloat64s(gwT, acc)
+		storeFloat64s(gwT, acc)
 		if err := g.add(k.w, gwT); err != nil {
 			return err
 		}

@@ -83,10 +83,7 @@ func gnormPut(g *gradState, slot int, s *gradScratch, like *onnx.Tensor, vals []
 
 // gnormZero returns buf resized to n and zeroed.
 func gnormZero(buf *[]float64, n int) []float64 {
-	if cap(*buf) < n {
-		*buf = make([]float64, n)
-	}
-	out := (*buf)[:n]
+	out := grow(buf, n)
 	clear(out)
 	return out
 }
@@ -691,11 +688,7 @@ func (k *gnormBatchKernel) backward32(dx []float32, x *onnx.Tensor, dy []float32
 	t := &k.task
 	*t = gnormBatch32Task{sp: sp, dx: dx, x: xd, dy: dy}
 	t.chunks = par.Chunks(sp.features, k.threads, max(1, par.Grain/max(2*sp.n*sp.inner, 1)))
-	if t.chunks == 1 {
-		t.Work(0)
-	} else {
-		par.Spread(t.chunks, t)
-	}
+	par.Spread(t.chunks, t) // one chunk runs here
 	*t = gnormBatch32Task{} // hold no tensors between runs
 }
 

@@ -406,30 +406,28 @@ func gradGlobalPool[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, plan
 
 // gradGlobalPoolPlanes is gradGlobalPool over planes [lo, hi).
 func gradGlobalPoolPlanes[T floatElem](k *gradGlobalPoolKernel, dx, x, y, dy []T, inner, lo, hi int) {
-	{
-		for pl := lo; pl < hi; pl++ {
-			src, dst := x[pl*inner:(pl+1)*inner], dx[pl*inner:(pl+1)*inner]
-			if inner == 0 {
-				continue
-			}
-			switch k.mode {
-			case poolMax:
-				// The forward's choice: the first maximum (a NaN wins).
-				m, at := src[0], 0
-				for i, v := range src[1:] {
-					if v > m || v != v {
-						m, at = v, i+1
-					}
+	for pl := lo; pl < hi; pl++ {
+		src, dst := x[pl*inner:(pl+1)*inner], dx[pl*inner:(pl+1)*inner]
+		if inner == 0 {
+			continue
+		}
+		switch k.mode {
+		case poolMax:
+			// The forward's choice: the first maximum (a NaN wins).
+			m, at := src[0], 0
+			for i, v := range src[1:] {
+				if v > m || v != v {
+					m, at = v, i+1
 				}
-				dst[at] += dy[pl]
-			case poolAvg:
-				v := dy[pl] / T(inner)
-				for i := range dst {
-					dst[i] += v
-				}
-			case poolLp:
-				gradGlobalLp(dst, src, dy[pl], y[pl], k.p)
 			}
+			dst[at] += dy[pl]
+		case poolAvg:
+			v := dy[pl] / T(inner)
+			for i := range dst {
+				dst[i] += v
+			}
+		case poolLp:
+			gradGlobalLp(dst, src, dy[pl], y[pl], k.p)
 		}
 	}
 }

@@ -18,12 +18,8 @@ func gradPool2D[T floatElem](k *gradPoolKernel, chunks int, dx, x, dy []T) bool 
 		return false
 	}
 	t := taskOf[gradPool2DTask[T]](&k.task2D)
-	*t = gradPool2DTask[T]{k: k, dx: dx, x: x, dy: dy, chunks: chunks}
-	if chunks <= 1 {
-		t.planes(0, pl.planes)
-	} else {
-		par.Spread(chunks, t)
-	}
+	*t = gradPool2DTask[T]{k: k, dx: dx, x: x, dy: dy, chunks: max(chunks, 1)}
+	par.Spread(t.chunks, t)  // one chunk runs here
 	*t = gradPool2DTask[T]{} // hold no tensors between runs
 	return true
 }

@@ -96,18 +96,18 @@ func (k *lossKernel) compute(scores, labels, weights *onnx.Tensor) (*onnx.Tensor
 	switch k.reduction {
 	case "none":
 		loss = k.loss.tensor(scores.Type, labels.Shape) // checked: [N, D...]
-		lossStoreFloat64s(loss, per)
+		storeFloat64s(loss, per)
 	case "sum", "mean":
 		if k.reduction == "mean" {
 			total /= weightSum
 		}
 		loss = k.loss.tensor(scores.Type, nil)
-		lossStoreFloat64s(loss, []float64{total})
+		storeFloat64s(loss, []float64{total})
 	}
 	var lp *onnx.Tensor
 	if k.softmax {
 		lp = k.logProb.tensor(scores.Type, scores.Shape)
-		lossStoreFloat64s(lp, logp)
+		storeFloat64s(lp, logp)
 	}
 	return loss, lp, nil
 }
@@ -133,26 +133,6 @@ func logSoftmaxAxis1(x []float64, n, c, d int) {
 			for k := range c {
 				blk[k*d+j] -= ls
 			}
-		}
-	}
-}
-
-// lossStoreFloat64s rounds v into a float tensor of the same length.
-func lossStoreFloat64s(t *onnx.Tensor, v []float64) {
-	switch d := t.Data.(type) {
-	case []float32:
-		for i, x := range v {
-			d[i] = float32(x)
-		}
-	case []float64:
-		copy(d, v)
-	case []onnx.F16:
-		for i, x := range v {
-			d[i] = onnx.F16From(float32(x))
-		}
-	case []onnx.BF16:
-		for i, x := range v {
-			d[i] = onnx.BF16From(float32(x))
 		}
 	}
 }

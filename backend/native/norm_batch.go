@@ -63,7 +63,8 @@ func (k *batchNormKernel) statsFor(x *onnx.Tensor) (mean, vr []float64, ok bool)
 	return k.batchMean, k.batchVar, true
 }
 
-// grow returns buf resized to n elements, reusing its storage.
+// grow returns buf resized to n elements, reusing its storage (the
+// elements kept are not cleared).
 func grow(buf *[]float64, n int) []float64 {
 	if cap(*buf) < n {
 		*buf = make([]float64, n)
@@ -173,14 +174,9 @@ const minVectorRun = 16
 // from the deviations about the mean, not E[x²]-E[x]², which cancels.
 // Features are spread over the workers through task, the caller's.
 func batchStats32(mean, vr []float64, x []float32, n, features, inner, threads int, task *batchStatsTask) {
-	*task = batchStatsTask{mean: mean, vr: vr, x: x, n: n, features: features, inner: inner}
 	chunks := par.Chunks(features, threads, max(1, par.Grain/max(2*n*inner, 1)))
-	task.chunks = chunks
-	if chunks == 1 {
-		task.Work(0)
-	} else {
-		par.Spread(chunks, task)
-	}
+	*task = batchStatsTask{mean: mean, vr: vr, x: x, n: n, features: features, inner: inner, chunks: chunks}
+	par.Spread(chunks, task) // one chunk runs here
 	*task = batchStatsTask{} // hold no tensors between runs
 }
 
@@ -370,14 +366,7 @@ func (b *builder) VisitBatchNormalization(op *ops.BatchNormalization) error {
 				return nil
 			}
 			t := k.statOut[i].tensor(like.Type, like.Shape)
-			switch d := t.Data.(type) {
-			case []float32:
-				for j, v := range vals {
-					d[j] = float32(v)
-				}
-			case []float64:
-				copy(d, vals)
-			default:
+			if !storeFloat64s(t, vals) {
 				var err error
 				if t, err = tensorFromFloat64s(like.Type, like.Shape, vals); err != nil {
 					return err

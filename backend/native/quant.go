@@ -128,7 +128,7 @@ func quantStore(t *onnx.Tensor, vals []float64, saturate bool) error {
 			d[i] = onnx.F4E2M1From(float32(v), saturate)
 		}
 	case []float32, []float64, []onnx.F16, []onnx.BF16:
-		lossStoreFloat64s(t, vals)
+		storeFloat64s(t, vals)
 	default:
 		return network.Unsupportedf("quantized output tensor(%v)", t.Type)
 	}
@@ -314,7 +314,7 @@ func (k *quantKernel) dequantize(x, scale, zp *onnx.Tensor, l quantLayout) (*onn
 		}
 	}
 	out := k.out.tensor(outType, x.Shape)
-	lossStoreFloat64s(out, xs)
+	storeFloat64s(out, xs)
 	return out, nil
 }
 

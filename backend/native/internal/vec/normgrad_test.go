@@ -71,3 +71,47 @@ func TestNormGradKernelsPropagateNaN(t *testing.T) {
 		}
 	}
 }
+
+// With NaN, +Inf, -Inf or -0 at the start, middle or end of a run of odd
+// length, the vector kernels give what the portable loops give: NaN where
+// they give NaN and the same infinity, and Affine2 the same bits (-0
+// included) on values whose products and sums are exact.
+func TestNormGradKernelsSpecialValuesMatchPortable(t *testing.T) {
+	specials := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.Copysign(0, -1))}
+	for _, impl := range Implementations() {
+		for _, n := range []int{1, 7, 17, 33} {
+			for _, v := range specials {
+				for _, at := range []int{0, n / 2, n - 1} {
+					for which := range 2 {
+						a, b := make([]float32, n), make([]float32, n)
+						for i := range a {
+							a[i], b[i] = float32(i%5)-2, float32(i%3)*0.5
+						}
+						if which == 0 {
+							a[at] = v
+						} else {
+							b[at] = v
+						}
+						gs, gd := impl.DotCentered(a, b, 0.25)
+						ws, wd := portable.DotCentered(a, b, 0.25)
+						for _, p := range [][2]float32{{gs, ws}, {gd, wd}} {
+							if isInfOrNaN(p[1]) && !sameBits(p[0], p[1]) {
+								t.Fatalf("%s DotCentered n=%d %v at %d of operand %d: got (%v, %v), want (%v, %v)", impl.Name, n, v, at, which, gs, gd, ws, wd)
+							}
+						}
+						got, want := make([]float32, n), make([]float32, n)
+						impl.Affine2(got, a, b, -0.5, 2, float32(math.Copysign(0, -1)))
+						portable.Affine2(want, a, b, -0.5, 2, float32(math.Copysign(0, -1)))
+						for i := range want {
+							if !sameBits(got[i], want[i]) {
+								t.Fatalf("%s Affine2 n=%d %v at %d of operand %d: [%d] got %v, want %v", impl.Name, n, v, at, which, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func isInfOrNaN(v float32) bool { return v != v || math.IsInf(float64(v), 0) }
