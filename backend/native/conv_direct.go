@@ -63,8 +63,22 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	t.residual, _ = any(residual).([]float32)
 	t.act = act
 	t.weights = nil
-	if pw != nil {
+	switch {
+	case pw != nil:
 		t.weights = pw.directWeights(t.w, &l, s.m, blocks)
+	case s.n > 1:
+		// Every image's items use every block: pack the blocks once here
+		// rather than once per item, n times over (a training step's
+		// forward and input-gradient convolutions, whose weights change
+		// every step, have no packed form to keep).
+		size := blocks * l.WeightsSize()
+		if cap(t.packed) < size {
+			t.packed = make([]float32, size)
+		}
+		for blk := range blocks {
+			l.PackWeights(t.packed[blk*l.WeightsSize():(blk+1)*l.WeightsSize()], t.w, s.m, blk*conv.Direct3x3Block)
+		}
+		t.weights = t.packed[:size]
 	}
 	// The planes are padded in one contiguous run per thread, not plane
 	// by plane: see padChunks.
@@ -72,7 +86,7 @@ func convDirect3x3[T floatElem](y, x, w, b []T, s *convShapes, sc *convScratch[T
 	convRunTask(t.padChunks, 0, threads, t, &ts.items)
 	t.padding = false
 	convRunTask(s.n*blocks, 0, threads, t, &ts.items)
-	*t = convDirect3x3Items{layout: t.layout, padded: t.padded} // hold no tensors between runs
+	*t = convDirect3x3Items{layout: t.layout, padded: t.padded, packed: t.packed} // hold no tensors between runs
 	return true
 }
 
@@ -134,6 +148,7 @@ func convDirect3x3Wins(im *conv.Direct3x3Impl, l *conv.Direct3x3Layout) bool {
 type convDirect3x3Items struct {
 	layout conv.Direct3x3Layout
 	padded []float32 // the padded inputs, one InputSize per image
+	packed []float32 // every block's weights packed by this run, for a weight with no packedWeight
 
 	im      *conv.Direct3x3Impl
 	s       *convShapes
