@@ -25,8 +25,8 @@ func BenchmarkConvBackwardLayers(b *testing.B) {
 			b.Run(fmt.Sprintf("%dx%dx%d-%d-k%ds%d/threads=%d", l.hw, l.hw, l.c, l.m, l.k, l.stride, threads), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
 				const n = 64
-				x := gm2RandFloats(r, n, l.c, l.hw, l.hw)
-				w := gm2RandFloats(r, l.m, l.c, l.k, l.k)
+				x := randFloat32s(r, n, l.c, l.hw, l.hw)
+				w := randFloat32s(r, l.m, l.c, l.k, l.k)
 				st, pd := int64(l.stride), int64(l.pad)
 				k := &gradConvKernel{fwd: convKernel{
 					attrs:       convWindowAttrs{op: "Conv", strides: []int64{st, st}, pads: []int64{pd, pd, pd, pd}},
@@ -36,7 +36,7 @@ func BenchmarkConvBackwardLayers(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				gy := gm2RandFloats(r, append([]int{n, l.m}, s.geom.Out...)...)
+				gy := randFloat32s(r, append([]int{n, l.m}, s.geom.Out...)...)
 				dx, dw := onnx.NewTensor(onnx.Float, x.Shape...), onnx.NewTensor(onnx.Float, w.Shape...)
 				for b.Loop() {
 					k.backward32(s, dx, dw, x.Float32s(), w.Float32s(), gy.Float32s())

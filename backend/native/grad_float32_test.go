@@ -174,3 +174,73 @@ func TestConvTrainingFloat32MatchesFloat64(t *testing.T) {
 		}
 	}
 }
+
+// randFloat32s returns a float32 tensor with values in [-1, 1).
+func randFloat32s(r *rand.Rand, shape ...int) *onnx.Tensor {
+	t := onnx.NewTensor(onnx.Float, shape...)
+	for i := range t.Float32s() {
+		t.Float32s()[i] = float32(r.Float64()*2 - 1)
+	}
+	return t
+}
+
+// float32LossModel builds the float32 model of nodes followed by
+// L = Σ u ⊙ y (u fixed, random), with the feeds as graph inputs.
+func float32LossModel(t *testing.T, r *rand.Rand, nodes []*onnx.Node, feeds map[string]*onnx.Tensor, y string, yShape []int) (*onnx.Model, map[string]onnx.Value) {
+	t.Helper()
+	u := randFloat32s(r, yShape...)
+	nodes = append(nodes,
+		gelemConst(t, "wl_u", u),
+		testNode(t, 14, "Mul", []string{y, "wl_u"}, []string{"wl_p"}),
+		testNode(t, 13, "ReduceSum", []string{"wl_p"}, []string{"wl_L"}, intAttr("keepdims", 0)),
+	)
+	var ins []*onnx.ValueInfo
+	fv := map[string]onnx.Value{}
+	for _, name := range sortedNames(feeds) {
+		ins = append(ins, &onnx.ValueInfo{Name: name, Type: floatTensorType(gconvInts(feeds[name].Shape)...)})
+		fv[name] = feeds[name]
+	}
+	m := testModel(nodes, ins, []*onnx.ValueInfo{{Name: "wl_L"}})
+	m.Opsets[""] = 27
+	return m, fv
+}
+
+// checkFloat32Gradients checks the gradients of L = Σ u ⊙ y for float32-only
+// operators against central differences with a float32 step (h = 1e-2,
+// relative tolerance tol), for every fed input.
+func checkFloat32Gradients(t *testing.T, r *rand.Rand, nodes []*onnx.Node, feeds map[string]*onnx.Tensor, y string, yShape []int, tol float64) {
+	t.Helper()
+	m, fv := float32LossModel(t, r, nodes, feeds, y, yShape)
+	net, err := New(m, backend.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.InferenceAndBackprop(fv, "wl_L"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range sortedNames(feeds) {
+		g, err := net.Fetch(network.GradName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := append([]float32{}, g[0].(*onnx.Tensor).Float32s()...)
+		data := feeds[name].Float32s()
+		for i := range data {
+			orig := data[i]
+			loss := func(v float32) float64 {
+				data[i] = v
+				out, err := net.Inference(fv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return float64(out["wl_L"].(*onnx.Tensor).Float32s()[0])
+			}
+			const h = 1e-2
+			numeric := (loss(orig+h) - loss(orig-h)) / (2 * h)
+			data[i] = orig
+			if e := math.Abs(float64(got[i])-numeric) / math.Max(1, math.Abs(numeric)); e > tol {
+				t.Errorf("dL/d%s[%d] = %.6g by backprop, %.6g by central differences", name, i, got[i], numeric)
+			}
+		}
+	}
+}

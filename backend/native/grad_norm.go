@@ -150,12 +150,12 @@ func gnormRowsBackward[T floatElem](dx, x, dy []T, sp *gnormRows, threads int) {
 			}
 			// Statistics outputs: dMean/inner, and dInv · d inv/dx =
 			// -dInv · inv² · x̂ / inner.
-			var extraC, extraX float64
+			var statsC, statsX float64
 			if sp.dMean != nil {
-				extraC = sp.dMean[r] / fin
+				statsC = sp.dMean[r] / fin
 			}
 			if sp.dInv != nil {
-				extraX = -sp.dInv[r] * inv * inv / fin
+				statsX = -sp.dInv[r] * inv * inv / fin
 			}
 			out := dx[r*inner : (r+1)*inner]
 			for i := 0; i < inner; {
@@ -164,7 +164,7 @@ func gnormRowsBackward[T floatElem](dx, x, dy []T, sp *gnormRows, threads int) {
 				run := min(div-flat%div, inner-i)
 				for j := i; j < i+run; j++ {
 					xh := (float64(src[j]) - mean) * inv
-					out[j] = T(inv*(float64(gy[j])*a-mg-xh*mgx) + extraC + extraX*xh)
+					out[j] = T(inv*(float64(gy[j])*a-mg-xh*mgx) + statsC + statsX*xh)
 				}
 				i += run
 			}

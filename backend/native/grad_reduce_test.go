@@ -1,6 +1,7 @@
 package native
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -108,6 +109,32 @@ func TestCumSumGradients(t *testing.T) {
 		nodes: []*onnx.Node{testNode(t, 11, "CumSum", []string{"X", "axis"}, []string{"Y"}, intAttr("reverse", 1))},
 		feeds: map[string]*onnx.Tensor{"X": randDoubles(r, 3, 2)}, consts: map[string]*onnx.Tensor{"axis": onnx.FromSlice([]int64{0}, 1)}, out: "Y"})
 	runGradCases(t, 5, cases)
+}
+
+func TestCumProdGradients(t *testing.T) {
+	r := rand.New(rand.NewPCG(55, 56))
+	x := func(shape ...int) map[string]*onnx.Tensor {
+		return map[string]*onnx.Tensor{"X": randDoubles(r, shape...)}
+	}
+	withZeros := func(shape ...int) map[string]*onnx.Tensor {
+		m := x(shape...)
+		d := m["X"].Float64s()
+		d[1], d[4] = 0, 0
+		d[len(d)-1] = 0
+		return m
+	}
+	var cases []gradShapeCase
+	for ex := range int64(2) {
+		for rev := range int64(2) {
+			cases = append(cases, gradShapeCase{name: fmt.Sprintf("CumProd ex%d rev%d", ex, rev),
+				nodes: []*onnx.Node{testNode(t, 26, "CumProd", []string{"X", "A"}, []string{"Y"}, intAttr("exclusive", ex), intAttr("reverse", rev))},
+				feeds: withZeros(2, 5, 3), consts: map[string]*onnx.Tensor{"A": onnx.FromSlice([]int64{1})}, out: "Y"},
+				gradShapeCase{name: fmt.Sprintf("CumProd 1D ex%d rev%d", ex, rev),
+					nodes: []*onnx.Node{testNode(t, 26, "CumProd", []string{"X", "A"}, []string{"Y"}, intAttr("exclusive", ex), intAttr("reverse", rev))},
+					feeds: x(6), consts: map[string]*onnx.Tensor{"A": onnx.FromSlice([]int32{-1})}, out: "Y"})
+		}
+	}
+	runGradCases(t, 13, cases)
 }
 
 func TestEinsumGradients(t *testing.T) {

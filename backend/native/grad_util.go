@@ -107,3 +107,12 @@ func legacyOperandShape(bShape []int, aRank int, axis *int64, broadcast int64) [
 	}
 	return out
 }
+
+// slotInt64s returns the int64 data of a forward value in slot s.
+func slotInt64s(slots []onnx.Value, s int, what string) ([]int64, error) {
+	t, ok := slots[s].(*onnx.Tensor)
+	if !ok || t == nil || t.Type != onnx.Int64 {
+		return nil, fmt.Errorf("%s must be an int64 tensor, is %s", what, onnx.DescribeValue(slots[s]))
+	}
+	return t.Int64s(), nil
+}

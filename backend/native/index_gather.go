@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
@@ -12,7 +13,8 @@ import (
 // scatter counterparts. Each resolves its indices into a list of element
 // offsets (negative indices wrap; anything else out of range is an error
 // naming the index and the bound) and moves blocks of elements with
-// shapeMove, so every element type works.
+// shapeMove, so every element type works. TensorScatter (at the end), a
+// KV-cache update, writes blocks at per-batch positions along one axis.
 
 // gatherPlan returns Gather's output shape and the source offsets of its
 // blocks (each block is the part of data after axis).
@@ -349,4 +351,160 @@ func (b *builder) VisitScatterND(op *ops.ScatterND) error {
 		return offs, block, nil
 	}
 	return b.emit(func(slots []onnx.Value) error { return k.run(slots, resolve) })
+}
+
+// tensorScatterKernel computes TensorScatter (version 24,
+// https://onnx.ai/onnx/operators/onnx__TensorScatter.html): a copy of
+// past_cache [batch, ..., max_seq, ...] with update [batch, ..., seq, ...]
+// written along axis (the sequence axis, never the batch one) at
+// positions write_indices[b] + s (default 0); mode "linear" requires them
+// to fit, "circular" wraps them modulo max_seq.
+type tensorScatterKernel struct {
+	axis     int64
+	circular bool
+	out      outputBuffer
+}
+
+func (k *tensorScatterKernel) compute(cache, update, idx *onnx.Tensor) (*onnx.Tensor, error) {
+	if cache.Type != update.Type {
+		return nil, fmt.Errorf("past_cache is %v but update is %v", cache.Type, update.Type)
+	}
+	r := len(cache.Shape)
+	ax, err := normalizeAxis(k.axis, r)
+	if err != nil {
+		return nil, err
+	}
+	if ax == 0 {
+		return nil, fmt.Errorf("axis %d is the batch axis", k.axis)
+	}
+	if len(update.Shape) != r {
+		return nil, fmt.Errorf("update %v and past_cache %v differ in rank", update.Shape, cache.Shape)
+	}
+	for i := range r {
+		if i != ax && update.Shape[i] != cache.Shape[i] {
+			return nil, fmt.Errorf("update %v and past_cache %v differ outside axis %d", update.Shape, cache.Shape, ax)
+		}
+	}
+	B, maxSeq, seq := cache.Shape[0], cache.Shape[ax], update.Shape[ax]
+	if seq > maxSeq {
+		return nil, fmt.Errorf("update of %d positions does not fit a cache of %d", seq, maxSeq)
+	}
+	starts := make([]int64, B)
+	if idx != nil {
+		v, err := intsOf(idx)
+		if err != nil || len(v) != B {
+			return nil, fmt.Errorf("write_indices must hold %d integers, got %v %v", B, idx.Type, idx.Shape)
+		}
+		copy(starts, v)
+	}
+	for b, s := range starts {
+		if s < 0 || s >= int64(max(maxSeq, 1)) || (!k.circular && s+int64(seq) > int64(maxSeq)) {
+			return nil, fmt.Errorf("write_indices[%d] = %d: %d positions do not fit a cache of %d", b, s, seq, maxSeq)
+		}
+	}
+	out := k.out.tensor(cache.Type, cache.Shape)
+	onnx.CopySlice(out.Data, cache.Data)
+	mid := onnx.NumElements(cache.Shape[1:ax])
+	inner := onnx.NumElements(cache.Shape[ax+1:])
+	for b := range B {
+		for m := range mid {
+			for s := range seq {
+				p := int(starts[b]) + s
+				if k.circular {
+					p %= maxSeq
+				}
+				src := ((b*mid+m)*seq + s) * inner
+				dst := ((b*mid+m)*maxSeq + p) * inner
+				if err := tensorScatterCopy(out.Data, dst, update.Data, src, inner); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// tensorScatterCopy copies n elements between two slices of one type.
+func tensorScatterCopy(dst any, di int, src any, si, n int) error {
+	switch d := dst.(type) {
+	case []float32:
+		copy(d[di:di+n], src.([]float32)[si:si+n])
+	case []float64:
+		copy(d[di:di+n], src.([]float64)[si:si+n])
+	case []onnx.F16:
+		copy(d[di:di+n], src.([]onnx.F16)[si:si+n])
+	case []onnx.BF16:
+		copy(d[di:di+n], src.([]onnx.BF16)[si:si+n])
+	case []int8:
+		copy(d[di:di+n], src.([]int8)[si:si+n])
+	case []int16:
+		copy(d[di:di+n], src.([]int16)[si:si+n])
+	case []int32:
+		copy(d[di:di+n], src.([]int32)[si:si+n])
+	case []int64:
+		copy(d[di:di+n], src.([]int64)[si:si+n])
+	case []uint8:
+		copy(d[di:di+n], src.([]uint8)[si:si+n])
+	case []uint16:
+		copy(d[di:di+n], src.([]uint16)[si:si+n])
+	case []uint32:
+		copy(d[di:di+n], src.([]uint32)[si:si+n])
+	case []uint64:
+		copy(d[di:di+n], src.([]uint64)[si:si+n])
+	case []bool:
+		copy(d[di:di+n], src.([]bool)[si:si+n])
+	case []string:
+		copy(d[di:di+n], src.([]string)[si:si+n])
+	default:
+		return network.Unsupportedf("TensorScatter of %T", dst)
+	}
+	return nil
+}
+
+// VisitTensorScatter compiles TensorScatter.
+func (b *builder) VisitTensorScatter(op *ops.TensorScatter) error {
+	cacheIn, err := b.input(op.In.PastCache)
+	if err != nil {
+		return err
+	}
+	updIn, err := b.input(op.In.Update)
+	if err != nil {
+		return err
+	}
+	idxIn, err := b.optionalInput(op.In.WriteIndices)
+	if err != nil {
+		return err
+	}
+	k := &tensorScatterKernel{axis: op.Axis}
+	switch op.Mode {
+	case "linear":
+	case "circular":
+		k.circular = true
+	default:
+		return fmt.Errorf("mode %q is not linear or circular", op.Mode)
+	}
+	y := b.output(op.Out.PresentCache)
+	return b.emit(func(slots []onnx.Value) error {
+		c, err := cacheIn.tensor(slots)
+		if err != nil {
+			return err
+		}
+		if err := checkStorage(c); err != nil {
+			return err
+		}
+		u, err := updIn.tensor(slots)
+		if err != nil {
+			return err
+		}
+		idx, err := idxIn.optionalTensor(slots)
+		if err != nil {
+			return err
+		}
+		out, err := k.compute(c, u, idx)
+		if err != nil {
+			return err
+		}
+		y.set(slots, out)
+		return nil
+	})
 }

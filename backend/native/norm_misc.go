@@ -167,3 +167,85 @@ func (b *builder) VisitMeanVarianceNormalization(op *ops.MeanVarianceNormalizati
 	k := &mvnKernel{axes: append([]int64{}, op.Axes...)}
 	return b.emit(unaryTensorKernel(x, b.output(op.Out.Y), k.compute))
 }
+
+// lpNormKernel computes LpNormalization (versions 1 and 22,
+// https://onnx.ai/onnx/operators/onnx__LpNormalization.html): x divided by
+// its L1 or L2 norm along axis. A vector whose norm is 0 stays 0.
+type lpNormKernel struct {
+	axis int64
+	p    int64
+	wx   []float64
+	res  []float64
+	out  outputBuffer
+}
+
+func (k *lpNormKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
+	switch x.Type {
+	case onnx.Float, onnx.Double, onnx.Float16, onnx.BFloat16:
+	default:
+		return nil, network.Unsupportedf("LpNormalization of %v tensors", x.Type)
+	}
+	rank := max(len(x.Shape), 1)
+	ax, err := normalizeAxis(k.axis, rank)
+	if err != nil {
+		return nil, err
+	}
+	shape := x.Shape
+	if len(shape) == 0 {
+		shape = []int{1}
+	}
+	outer, n, inner := onnx.NumElements(shape[:ax]), shape[ax], onnx.NumElements(shape[ax+1:])
+	xd, err := signalWiden(x, &k.wx)
+	if err != nil {
+		return nil, err
+	}
+	if cap(k.res) < len(xd) {
+		k.res = make([]float64, len(xd))
+	}
+	res := k.res[:len(xd)]
+	for o := range outer {
+		for i := range inner {
+			base := o*n*inner + i
+			norm := 0.0
+			for j := range n {
+				v := xd[base+j*inner]
+				if k.p == 1 {
+					norm += math.Abs(v)
+				} else {
+					norm += v * v
+				}
+			}
+			if k.p == 2 {
+				norm = math.Sqrt(norm)
+			}
+			for j := range n {
+				if norm == 0 {
+					res[base+j*inner] = 0
+				} else {
+					res[base+j*inner] = xd[base+j*inner] / norm
+				}
+			}
+		}
+	}
+	o := k.out.tensor(x.Type, x.Shape)
+	storeFloat64s(o, res)
+	return o, nil
+}
+
+// VisitLpNormalization compiles LpNormalization.
+func (b *builder) VisitLpNormalization(op *ops.LpNormalization) error {
+	x, err := b.input(op.In.Input)
+	if err != nil {
+		return err
+	}
+	if op.P != 1 && op.P != 2 {
+		return fmt.Errorf("p %d is not 1 or 2", op.P)
+	}
+	k := &lpNormKernel{axis: op.Axis, p: op.P}
+	return b.emit(unaryTensorKernel(x, b.output(op.Out.Output), func(t *onnx.Tensor) (*onnx.Tensor, error) {
+		if t.Type == onnx.BFloat16 && op.SinceVersion() < 22 {
+			return nil, network.Unsupportedf("LpNormalization of bfloat16 before version 22")
+		}
+		return k.compute(t)
+	}))
+}

@@ -284,3 +284,46 @@ func TestReduceLargeParallelMatchesSerial(t *testing.T) {
 		}
 	}
 }
+
+// Expected values worked out by hand,
+// https://onnx.ai/onnx/operators/onnx__CumProd.html
+func TestCumProd(t *testing.T) {
+	x := onnx.FromSlice([]float32{1, 2, 3, 4}, 4)
+	ax := onnx.Scalar(int64(0))
+	for _, c := range []struct {
+		excl, rev int64
+		want      []float32
+	}{
+		{0, 0, []float32{1, 2, 6, 24}},
+		{1, 0, []float32{1, 1, 2, 6}},
+		{0, 1, []float32{24, 24, 12, 4}},
+		{1, 1, []float32{24, 12, 4, 1}},
+	} {
+		got := runNodeOK(t, 26, "CumProd", []*onnx.Attribute{intAttr("exclusive", c.excl), intAttr("reverse", c.rev)}, 1, x, ax)
+		if !slices.Equal(got[0].Float32s(), c.want) {
+			t.Errorf("CumProd exclusive=%d reverse=%d: got %v, want %v", c.excl, c.rev, got[0].Float32s(), c.want)
+		}
+	}
+	m := onnx.FromSlice([]int64{1, 2, 3, 4, 5, 6}, 2, 3)
+	got := runNodeOK(t, 26, "CumProd", nil, 1, m, onnx.Scalar(int32(1)))
+	if !slices.Equal(got[0].Int64s(), []int64{1, 2, 6, 4, 20, 120}) {
+		t.Errorf("CumProd axis 1: %v", got[0].Int64s())
+	}
+	got = runNodeOK(t, 26, "CumProd", nil, 1, m, onnx.Scalar(int64(-2)))
+	if !slices.Equal(got[0].Int64s(), []int64{1, 2, 3, 4, 10, 18}) {
+		t.Errorf("CumProd axis -2: %v", got[0].Int64s())
+	}
+	h := &onnx.Tensor{Type: onnx.Float16, Shape: []int{3}, Data: f16Values(0.5, 3, -2)}
+	got = runNodeOK(t, 26, "CumProd", []*onnx.Attribute{intAttr("exclusive", 1)}, 1, h, ax)
+	if w := float32Values(got[0]); !slices.Equal(w, []float32{1, 0.5, 1.5}) {
+		t.Errorf("CumProd float16: %v", w)
+	}
+	// CumSum still sums.
+	got = runNodeOK(t, 14, "CumSum", []*onnx.Attribute{intAttr("exclusive", 1)}, 1, x, ax)
+	if !slices.Equal(got[0].Float32s(), []float32{0, 1, 3, 6}) {
+		t.Errorf("CumSum exclusive: %v", got[0].Float32s())
+	}
+	if _, err := runNode(t, 26, "CumProd", nil, 1, x, onnx.Scalar(int64(1))); err == nil {
+		t.Error("CumProd accepted axis 1 of a rank-1 input")
+	}
+}

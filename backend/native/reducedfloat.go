@@ -88,3 +88,29 @@ func checkStorage(t *onnx.Tensor) error {
 	}
 	return nil
 }
+
+// float32Data returns t's data as float32: the slice itself for float32,
+// float16 and bfloat16 widened into scratch, nil for an omitted tensor. For
+// kernels defined in float32 only (CausalConvWithState, LinearAttention).
+func float32Data(t *onnx.Tensor, scratch *float32Scratch) ([]float32, error) {
+	if t == nil {
+		return nil, nil
+	}
+	switch d := t.Data.(type) {
+	case []float32:
+		return d, nil
+	case []onnx.F16, []onnx.BF16:
+		return widenToFloat32(scratch.get(t.Len()), d)
+	}
+	return nil, network.Unsupportedf("tensor(%v) here (float, float16 or bfloat16)", t.Type)
+}
+
+// storeFloat32s writes float32 results into out (float32, float16 or
+// bfloat16).
+func storeFloat32s(out *onnx.Tensor, v []float32) error {
+	if d, ok := out.Data.([]float32); ok {
+		copy(d, v)
+		return nil
+	}
+	return narrowFromFloat32(out.Data, v)
+}

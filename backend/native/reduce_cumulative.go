@@ -133,6 +133,12 @@ func (b *builder) VisitCumSum(op *ops.CumSum) error {
 	return b.cumScan(op.In.X, op.In.Axis, op.Out.Y, op.Exclusive, op.Reverse, false)
 }
 
+// VisitCumProd compiles CumProd (version 26): CumSum's kernel with
+// products.
+func (b *builder) VisitCumProd(op *ops.CumProd) error {
+	return b.cumScan(op.In.X, op.In.Axis, op.Out.Y, op.Exclusive, op.Reverse, true)
+}
+
 // cumScan compiles CumSum, or CumProd when prod is set: the two share their
 // inputs, attributes and kernel.
 func (b *builder) cumScan(xName, axisName, yName string, exclusive, reverse int64, prod bool) error {

@@ -3,108 +3,17 @@ package native
 import (
 	"fmt"
 	"math"
-	"slices"
 
-	"github.com/deep500/deep500-go/backend/native/internal/par"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
 
-// Small operators of recent opsets that belong to no family: CumProd (26),
-// BitCast (26) and SwiGLU (28).
+// https://onnx.ai/onnx/operators/onnx__BitCast.html
 
-// VisitCumProd compiles CumProd: CumSum's kernel with products
-// (reduce_cumsum.go).
-func (b *builder) VisitCumProd(op *ops.CumProd) error {
-	return b.cumScan(op.In.X, op.In.Axis, op.Out.Y, op.Exclusive, op.Reverse, true)
-}
-
-// ---- SwiGLU ----
-
-// swigluKernel computes SwiGLU: Y = A * sigmoid(alpha*A) * B for A and B of
-// the same shape (no broadcasting). Float16 and bfloat16 are computed in
-// float32 and rounded once.
-type swigluKernel struct {
-	alpha   float64
-	threads int
-	out     outputBuffer
-	wa, wb  float32Scratch
-	wy      float32Scratch
-}
-
-func (k *swigluKernel) compute(a, b *onnx.Tensor) (*onnx.Tensor, error) {
-	if a.Type != b.Type {
-		return nil, fmt.Errorf("SwiGLU: A is %v but B is %v", a.Type, b.Type)
-	}
-	if !slices.Equal(a.Shape, b.Shape) {
-		return nil, fmt.Errorf("SwiGLU: A has shape %v but B has shape %v; they must be equal", a.Shape, b.Shape)
-	}
-	out := k.out.tensor(a.Type, a.Shape)
-	switch ad := a.Data.(type) {
-	case []float32:
-		extraSwiGLU(out.Data.([]float32), ad, b.Data.([]float32), k.alpha, k.threads)
-	case []float64:
-		extraSwiGLU(out.Data.([]float64), ad, b.Data.([]float64), k.alpha, k.threads)
-	case []onnx.F16, []onnx.BF16:
-		n := a.Len()
-		wa, _ := widenToFloat32(k.wa.get(n), a.Data)
-		wb, _ := widenToFloat32(k.wb.get(n), b.Data)
-		wy := k.wy.get(n)
-		extraSwiGLU(wy, wa, wb, k.alpha, k.threads)
-		if err := narrowFromFloat32(out.Data, wy); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, network.Unsupportedf("SwiGLU of %v tensors", a.Type)
-	}
-	return out, nil
-}
-
-func extraSwiGLU[T floatElem](dst, a, b []T, alpha float64, threads int) {
-	par.For(len(dst), threads, par.Grain/8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			x := float64(a[i])
-			dst[i] = T(x * sigmoid(alpha*x) * float64(b[i]))
-		}
-	})
-}
-
-// VisitSwiGLU compiles SwiGLU (version 28).
-func (b *builder) VisitSwiGLU(op *ops.SwiGLU) error {
-	a, err := b.input(op.In.A)
-	if err != nil {
-		return err
-	}
-	bb, err := b.input(op.In.B)
-	if err != nil {
-		return err
-	}
-	y := b.output(op.Out.Y)
-	k := &swigluKernel{alpha: float64(op.Alpha), threads: b.e.threads}
-	return b.emit(func(slots []onnx.Value) error {
-		at, err := a.tensor(slots)
-		if err != nil {
-			return err
-		}
-		bt, err := bb.tensor(slots)
-		if err != nil {
-			return err
-		}
-		res, err := k.compute(at, bt)
-		if err != nil {
-			return err
-		}
-		y.set(slots, res)
-		return nil
-	})
-}
-
-// ---- BitCast ----
-
-// extraBitWidth is the width in bits of one element of t as BitCast sees
+// bitCastWidth is the width in bits of one element of t as BitCast sees
 // it, or 0 for a type it cannot reinterpret (string).
-func extraBitWidth(t onnx.DataType) int {
+func bitCastWidth(t onnx.DataType) int {
 	switch t {
 	case onnx.Int2, onnx.Uint2:
 		return 2
@@ -136,14 +45,14 @@ type bitCastKernel struct {
 }
 
 func (k *bitCastKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
-	w := extraBitWidth(x.Type)
+	w := bitCastWidth(x.Type)
 	if w == 0 {
 		return nil, network.Unsupportedf("BitCast of %v tensors", x.Type)
 	}
 	if err := x.Check(); err != nil {
 		return nil, fmt.Errorf("BitCast: %w", err)
 	}
-	if tw := extraBitWidth(k.to); tw != w {
+	if tw := bitCastWidth(k.to); tw != w {
 		return nil, fmt.Errorf("BitCast: %v is %d bits wide but %v is %d; the widths must be equal", x.Type, w, k.to, tw)
 	}
 	out := k.out.tensor(k.to, x.Shape)
@@ -156,15 +65,15 @@ func (k *bitCastKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 		k.bits = make([]uint64, n)
 	}
 	bits := k.bits[:n]
-	if err := extraToBits(bits, x); err != nil {
+	if err := bitCastLoad(bits, x); err != nil {
 		return nil, err
 	}
-	extraFromBits(out, bits)
+	bitCastStore(out, bits)
 	return out, nil
 }
 
-// extraToBits writes each element's bit pattern into bits.
-func extraToBits(bits []uint64, x *onnx.Tensor) error {
+// bitCastLoad writes each element's bit pattern into bits.
+func bitCastLoad(bits []uint64, x *onnx.Tensor) error {
 	switch d := x.Data.(type) {
 	case []int8:
 		mask := uint64(0xFF)
@@ -196,33 +105,33 @@ func extraToBits(bits []uint64, x *onnx.Tensor) error {
 			}
 		}
 	case []onnx.F4E2M1:
-		extraBitsOf(bits, d, 0xF)
+		bitCastLoadMasked(bits, d, 0xF)
 	case []onnx.F8E4M3FN:
-		extraBitsOf(bits, d, 0xFF)
+		bitCastLoadMasked(bits, d, 0xFF)
 	case []onnx.F8E4M3FNUZ:
-		extraBitsOf(bits, d, 0xFF)
+		bitCastLoadMasked(bits, d, 0xFF)
 	case []onnx.F8E5M2:
-		extraBitsOf(bits, d, 0xFF)
+		bitCastLoadMasked(bits, d, 0xFF)
 	case []onnx.F8E5M2FNUZ:
-		extraBitsOf(bits, d, 0xFF)
+		bitCastLoadMasked(bits, d, 0xFF)
 	case []onnx.F8E8M0:
-		extraBitsOf(bits, d, 0xFF)
+		bitCastLoadMasked(bits, d, 0xFF)
 	case []int16:
 		for i, v := range d {
 			bits[i] = uint64(uint16(v))
 		}
 	case []uint16:
-		extraBitsOf(bits, d, 0xFFFF)
+		bitCastLoadMasked(bits, d, 0xFFFF)
 	case []onnx.F16:
-		extraBitsOf(bits, d, 0xFFFF)
+		bitCastLoadMasked(bits, d, 0xFFFF)
 	case []onnx.BF16:
-		extraBitsOf(bits, d, 0xFFFF)
+		bitCastLoadMasked(bits, d, 0xFFFF)
 	case []int32:
 		for i, v := range d {
 			bits[i] = uint64(uint32(v))
 		}
 	case []uint32:
-		extraBitsOf(bits, d, math.MaxUint32)
+		bitCastLoadMasked(bits, d, math.MaxUint32)
 	case []float32:
 		for i, v := range d {
 			bits[i] = uint64(math.Float32bits(v))
@@ -247,17 +156,17 @@ func extraToBits(bits []uint64, x *onnx.Tensor) error {
 	return nil
 }
 
-// extraBitsOf copies unsigned bit patterns, masked to their width.
-func extraBitsOf[T ~uint8 | ~uint16 | ~uint32](bits []uint64, src []T, mask uint64) {
+// bitCastLoadMasked copies unsigned bit patterns, masked to their width.
+func bitCastLoadMasked[T ~uint8 | ~uint16 | ~uint32](bits []uint64, src []T, mask uint64) {
 	for i, v := range src {
 		bits[i] = uint64(v) & mask
 	}
 }
 
-// extraFromBits reads bits as elements of out's type. Sub-byte signed
+// bitCastStore reads bits as elements of out's type. Sub-byte signed
 // integers are sign-extended from their width; a bool is true when its
 // byte is non-zero.
-func extraFromBits(out *onnx.Tensor, bits []uint64) {
+func bitCastStore(out *onnx.Tensor, bits []uint64) {
 	switch d := out.Data.(type) {
 	case []int8:
 		shift := 0
@@ -279,33 +188,33 @@ func extraFromBits(out *onnx.Tensor, bits []uint64) {
 			d[i] = b != 0
 		}
 	case []onnx.F4E2M1:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.F8E4M3FN:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.F8E4M3FNUZ:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.F8E5M2:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.F8E5M2FNUZ:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.F8E8M0:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []int16:
 		for i, b := range bits {
 			d[i] = int16(uint16(b))
 		}
 	case []uint16:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.F16:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []onnx.BF16:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []int32:
 		for i, b := range bits {
 			d[i] = int32(uint32(b))
 		}
 	case []uint32:
-		extraSetBits(d, bits)
+		bitCastStoreUnsigned(d, bits)
 	case []float32:
 		for i, b := range bits {
 			d[i] = math.Float32frombits(uint32(b))
@@ -327,7 +236,8 @@ func extraFromBits(out *onnx.Tensor, bits []uint64) {
 	}
 }
 
-func extraSetBits[T ~uint8 | ~uint16 | ~uint32](dst []T, bits []uint64) {
+// bitCastStoreUnsigned sets each element of dst to its bit pattern.
+func bitCastStoreUnsigned[T ~uint8 | ~uint16 | ~uint32](dst []T, bits []uint64) {
 	for i, b := range bits {
 		dst[i] = T(b)
 	}
@@ -343,7 +253,7 @@ func (b *builder) VisitBitCast(op *ops.BitCast) error {
 	if op.To != int64(to) || !to.Valid() || to == onnx.String {
 		return fmt.Errorf("BitCast: 'to' %d is not a non-string ONNX data type", op.To)
 	}
-	if extraBitWidth(to) == 0 || onnx.MakeSlice(to, 0) == nil {
+	if bitCastWidth(to) == 0 || onnx.MakeSlice(to, 0) == nil {
 		return network.Unsupportedf("BitCast to %v", to)
 	}
 	y := b.output(op.Out.Output)

@@ -177,18 +177,8 @@ func gradGridSampleRun[T floatElem](k *gradGridSampleKernel, dx, dg, x, grid, dy
 	spatial := shape[2:]
 	r := len(spatial)
 	var strideBuf [8]int
-	strides := strideBuf[:0]
-	if r > len(strideBuf) {
-		strides = make([]int, r)
-	} else {
-		strides = strideBuf[:r]
-	}
-	s := 1
-	for i := r - 1; i >= 0; i-- {
-		strides[i] = s
-		s *= spatial[i]
-	}
-	inBlock := s
+	strides := rowMajorStridesInto(intsOfLen(strideBuf[:], r), spatial)
+	inBlock := onnx.NumElements(spatial)
 	_, f32 := any(grid).([]float32)
 	offs, ws, dws, valid := k.offs, k.ws[:2*r], k.dws, k.valid
 	scale, cnt := k.ws[2*r:3*r], k.dslop

@@ -32,15 +32,17 @@ func (gb *gradBuilder) VisitLpNormalization(op *ops.LpNormalization) error {
 		gx := scratch.buf.tensor(xt.Type, xt.Shape)
 		switch d := gx.Data.(type) {
 		case []float32:
-			more1LpNormBack(d, gy.Data.([]float32), xt.Data.([]float32), outer, n, inner, p)
+			gradLpNorm(d, gy.Data.([]float32), xt.Data.([]float32), outer, n, inner, p)
 		case []float64:
-			more1LpNormBack(d, gy.Data.([]float64), xt.Data.([]float64), outer, n, inner, p)
+			gradLpNorm(d, gy.Data.([]float64), xt.Data.([]float64), outer, n, inner, p)
 		}
 		return g.add(x, gx)
 	})
 }
 
-func more1LpNormBack[T floatElem](dx, gy, x []T, outer, n, inner int, p int64) {
+// gradLpNorm writes LpNormalization's input gradient into dx, x and gy
+// seen as [outer, n, inner] lines.
+func gradLpNorm[T floatElem](dx, gy, x []T, outer, n, inner int, p int64) {
 	for o := range outer {
 		for i := range inner {
 			base := o*n*inner + i

@@ -10,11 +10,12 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-// The grad_more1 rules allocate nothing once their shapes repeat.
-func TestMore1NoAllocations(t *testing.T) {
+// The backward rules of these operators (gradOpCases, then the ones
+// checked with a weighted-sum loss) allocate nothing once their shapes
+// repeat.
+func TestGradOpsNoAllocations(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
-	cases := more1Cases(t, r)
-	for _, c := range cases {
+	for _, c := range gradOpCases(t, r) {
 		inputs := map[string][]int64{}
 		feeds := map[string]onnx.Value{}
 		for name, v := range c.feeds {
@@ -37,32 +38,93 @@ func TestMore1NoAllocations(t *testing.T) {
 		nodes := append(append([]*onnx.Node{}, c.nodes...),
 			testNode(t, 17, "Reshape", []string{c.out, "gl_shape"}, []string{"gl_flat"}),
 			testNode(t, 17, "MatMul", []string{"gl_flat", "gl_w"}, []string{"gl_loss"}))
-		net, err := New(graphOf(t, nodes, inputs, "gl_loss", params), backend.Options{Threads: 1})
-		if err != nil {
-			t.Fatal(err)
+		if a := backwardStepAllocs(t, graphOf(t, nodes, inputs, "gl_loss", params), feeds, "gl_loss", c.name); a != 0 {
+			t.Errorf("%s: %v allocations per backward step", c.name, a)
 		}
-		e := net.(*executor)
-		if _, err := net.InferenceAndBackprop(feeds, "gl_loss"); err != nil {
-			t.Fatal(err)
+	}
+	r = rand.New(rand.NewPCG(5, 6))
+	f64 := []struct {
+		op    string
+		nodes []*onnx.Node
+		feeds map[string][]int
+	}{
+		{"GridSample", []*onnx.Node{testNode(t, 20, "GridSample", []string{"X", "G"}, []string{"Y"}, gconvStrAttr("mode", "linear"))},
+			map[string][]int{"X": {1, 2, 3, 3}, "G": {1, 2, 2, 2}}},
+		{"LRN", []*onnx.Node{testNode(t, 13, "LRN", []string{"X"}, []string{"Y"}, intAttr("size", 3))},
+			map[string][]int{"X": {1, 4, 2, 2}}},
+		{"RoiAlign", []*onnx.Node{
+			gelemConst(t, "B", onnx.FromSlice([]int64{0}, 1)),
+			testNode(t, 22, "RoiAlign", []string{"X", "R", "B"}, []string{"Y"}, intAttr("output_height", 2), intAttr("output_width", 2))},
+			map[string][]int{"X": {1, 2, 5, 5}, "R": {1, 4}}},
+		{"ReverseSequence", []*onnx.Node{
+			gelemConst(t, "L", onnx.FromSlice([]int64{2, 3}, 2)),
+			testNode(t, 10, "ReverseSequence", []string{"X", "L"}, []string{"Y"}, intAttr("batch_axis", 1), intAttr("time_axis", 0))},
+			map[string][]int{"X": {3, 2, 2}}},
+		{"MaxRoiPool", []*onnx.Node{
+			gelemConst(t, "R", onnx.FromSlice([]float64{0, 0.5, 1, 3.5, 4}, 1, 5)),
+			testNode(t, 22, "MaxRoiPool", []string{"X", "R"}, []string{"Y"}, intsAttr("pooled_shape", 2, 2))},
+			map[string][]int{"X": {1, 2, 5, 5}}},
+	}
+	for _, c := range f64 {
+		feeds := map[string]onnx.Value{}
+		inputs := map[string][]int64{}
+		for name, shape := range c.feeds {
+			v := randDoubles(r, shape...)
+			if name == "R" {
+				copy(v.Float64s(), []float64{0.5, 0.7, 3.6, 4.1})
+			}
+			feeds[name], inputs[name] = v, gconvInts(shape)
 		}
-		bp := e.backward["gl_loss"]
-		step := bp.steps[2]
-		if step.node.OpType != c.name {
-			t.Fatalf("step 2 is %v, not %s", step.node.OpType, c.name)
+		m, loss := gconvWeightedModel(t, r, c.nodes, inputs, nil, feeds, []string{"Y"})
+		if a := backwardStepAllocs(t, m, feeds, loss, c.op); a != 0 {
+			t.Errorf("%s: %v allocations per backward step", c.op, a)
 		}
-		allocs := testing.AllocsPerRun(20, func() {
+	}
+	cc := []*onnx.Node{testNode(t, 27, "CausalConvWithState", []string{"X", "W", "Bi"}, []string{"Y", "S"}, gconvStrAttr("activation", "silu"))}
+	m, fv := float32LossModel(t, r, cc, map[string]*onnx.Tensor{"X": randFloat32s(r, 2, 2, 4), "W": randFloat32s(r, 2, 1, 3), "Bi": randFloat32s(r, 2)}, "Y", []int{2, 2, 4})
+	if a := backwardStepAllocs(t, m, fv, "wl_L", "CausalConvWithState"); a != 0 {
+		t.Errorf("CausalConvWithState: %v allocations per backward step", a)
+	}
+	la := []*onnx.Node{testNode(t, 27, "LinearAttention", []string{"Q", "K", "V", "", "G", "Be"}, []string{"Y", "S"},
+		intAttr("q_num_heads", 2), intAttr("kv_num_heads", 1), gconvStrAttr("update_rule", "gated_delta"))}
+	m, fv = float32LossModel(t, r, la, map[string]*onnx.Tensor{"Q": randFloat32s(r, 1, 3, 4), "K": randFloat32s(r, 1, 3, 2),
+		"V": randFloat32s(r, 1, 3, 2), "G": randFloat32s(r, 1, 3, 1), "Be": randFloat32s(r, 1, 3, 1)}, "Y", []int{1, 3, 4})
+	if a := backwardStepAllocs(t, m, fv, "wl_L", "LinearAttention"); a != 0 {
+		t.Errorf("LinearAttention: %v allocations per backward step", a)
+	}
+}
+
+// backwardStepAllocs runs the backward step of the node of type opType once
+// more and returns its allocations per run.
+func backwardStepAllocs(t *testing.T, m *onnx.Model, feeds map[string]onnx.Value, loss, opType string) float64 {
+	t.Helper()
+	net, err := New(m, backend.Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.InferenceAndBackprop(feeds, loss); err != nil {
+		t.Fatal(err)
+	}
+	e := net.(*executor)
+	bp := e.backward[loss]
+	for _, step := range bp.steps {
+		if step.node.OpType != opType {
+			continue
+		}
+		return testing.AllocsPerRun(20, func() {
 			if err := step.run(e.slots, bp.state); err != nil {
 				t.Fatal(err)
 			}
 		})
-		if allocs != 0 {
-			t.Errorf("%s: %v allocations per backward step", c.name, allocs)
-		}
 	}
+	t.Fatalf("no backward step for %s", opType)
+	return 0
 }
 
-// more1Cases is one small case per grad_more1 rule.
-func more1Cases(t *testing.T, r *rand.Rand) []gradShapeCase {
+// gradOpCases is one small case per backward rule of TopK, Trilu, Compress,
+// CenterCropPad, CumProd, MaxUnpool, Col2Im, LpNormalization,
+// TensorScatter and Det.
+func gradOpCases(t *testing.T, r *rand.Rand) []gradShapeCase {
 	x := func(shape ...int) map[string]*onnx.Tensor {
 		return map[string]*onnx.Tensor{"X": randDoubles(r, shape...)}
 	}
@@ -87,12 +149,12 @@ func more1Cases(t *testing.T, r *rand.Rand) []gradShapeCase {
 	}
 }
 
-// The float32 kernels agree with the float64 ones (checked against central
-// differences in grad_more1_test.go); the float32 graph ends in a Cast to
-// float64.
-func TestMore1Float32MatchesFloat64(t *testing.T) {
+// The float32 kernels of gradOpCases agree with the float64 ones (checked
+// against central differences in the operators' grad_*_test.go files); the
+// float32 graph ends in a Cast to float64.
+func TestGradOpsFloat32MatchesFloat64(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 46))
-	for _, c := range more1Cases(t, r) {
+	for _, c := range gradOpCases(t, r) {
 		grads := map[onnx.DataType]map[string][]float64{}
 		w := randDoubles(r, 64, 1)
 		for _, typ := range []onnx.DataType{onnx.Float, onnx.Double} {

@@ -26,7 +26,7 @@ func (gb *gradBuilder) VisitMaxUnpool(op *ops.MaxUnpool) error {
 		if !ok {
 			return err
 		}
-		idx, err := more1Int64s(slots, ind, "indices I")
+		idx, err := slotInt64s(slots, ind, "indices I")
 		if err != nil {
 			return err
 		}
@@ -34,7 +34,7 @@ func (gb *gradBuilder) VisitMaxUnpool(op *ops.MaxUnpool) error {
 		if n < 1 || len(kernel) != n || len(idx) != xt.Len() || len(gy.Shape) != len(xt.Shape) {
 			return fmt.Errorf("MaxUnpool gradient of shape %v for X %v", gy.Shape, xt.Shape)
 		}
-		def := more1Ints(defBuf, len(xt.Shape))
+		def := reduceGrow(defBuf, len(xt.Shape))
 		defBuf = def
 		def[0], def[1] = xt.Shape[0], xt.Shape[1]
 		for i := range n {
@@ -49,9 +49,9 @@ func (gb *gradBuilder) VisitMaxUnpool(op *ops.MaxUnpool) error {
 			def[i+2] = int(d)
 		}
 		remap := !sameShape(def, gy.Shape)
-		ds := more1Strides(dsBuf, def)
+		ds := rowMajorStridesInto(reduceGrow(dsBuf, len(def)), def)
 		dsBuf = ds
-		os := more1Strides(osBuf, gy.Shape)
+		os := rowMajorStridesInto(reduceGrow(osBuf, len(gy.Shape)), gy.Shape)
 		osBuf = os
 		defTotal, total := onnx.NumElements(def), gy.Len()
 		if cap(owner) < total {
@@ -79,17 +79,17 @@ func (gb *gradBuilder) VisitMaxUnpool(op *ops.MaxUnpool) error {
 		gx := scratch.zeros(xt.Type, xt.Shape)
 		switch d := gx.Data.(type) {
 		case []float32:
-			more1GatherOwned(d, gy.Data.([]float32), owner)
+			gatherOwned(d, gy.Data.([]float32), owner)
 		case []float64:
-			more1GatherOwned(d, gy.Data.([]float64), owner)
+			gatherOwned(d, gy.Data.([]float64), owner)
 		}
 		return g.add(x, gx)
 	})
 }
 
-// more1GatherOwned sets dst[owner[p]] = src[p] for every position p that
+// gatherOwned sets dst[owner[p]] = src[p] for every position p that
 // has an owner.
-func more1GatherOwned[T floatElem](dst, src []T, owner []int32) {
+func gatherOwned[T floatElem](dst, src []T, owner []int32) {
 	for p, i := range owner {
 		if i >= 0 {
 			dst[i] = src[p]

@@ -21,12 +21,12 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 		if !ok {
 			return err
 		}
-		req, err := more1Int64s(slots, shapeIn, "shape input")
+		req, err := slotInt64s(slots, shapeIn, "shape input")
 		if err != nil {
 			return err
 		}
 		rank := len(xt.Shape)
-		norm := more1Ints(normBuf, rank)
+		norm := reduceGrow(normBuf, rank)
 		normBuf = norm
 		if axes == nil {
 			for i := range norm {
@@ -49,7 +49,7 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 		if len(gy.Shape) != rank {
 			return fmt.Errorf("gradient of shape %v for an input of %v", gy.Shape, xt.Shape)
 		}
-		begin := more1Ints(beginBuf, rank) // output offset of the input's first element
+		begin := reduceGrow(beginBuf, rank) // output offset of the input's first element
 		beginBuf = begin
 		clear(begin)
 		for i, a := range norm {
@@ -61,13 +61,13 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 			}
 		}
 		gx := scratch.zeros(xt.Type, xt.Shape)
-		window := more1Ints(windowBuf, rank)
+		window := reduceGrow(windowBuf, rank)
 		windowBuf = window
-		counter := more1Ints(counterBuf, rank)
+		counter := reduceGrow(counterBuf, rank)
 		counterBuf = counter
-		inStrides := more1Strides(inBuf, xt.Shape)
+		inStrides := rowMajorStridesInto(reduceGrow(inBuf, len(xt.Shape)), xt.Shape)
 		inBuf = inStrides
-		outStrides := more1Strides(outBuf, gy.Shape)
+		outStrides := rowMajorStridesInto(reduceGrow(outBuf, len(gy.Shape)), gy.Shape)
 		outBuf = outStrides
 		src, dst := 0, 0
 		for a := range rank {
@@ -78,10 +78,47 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 		}
 		switch d := gx.Data.(type) {
 		case []float32:
-			more1AddBox(d, src, inStrides, gy.Data.([]float32), dst, outStrides, window, counter)
+			addStridedBox(d, src, inStrides, gy.Data.([]float32), dst, outStrides, window, counter)
 		case []float64:
-			more1AddBox(d, src, inStrides, gy.Data.([]float64), dst, outStrides, window, counter)
+			addStridedBox(d, src, inStrides, gy.Data.([]float64), dst, outStrides, window, counter)
 		}
 		return g.add(x, gx)
 	})
+}
+
+// addStridedBox adds the box of src of size window starting at sOff (in
+// elements, with strides ss) into dst at dOff (strides ds), the last
+// dimension as contiguous runs; counter is scratch of the window's rank.
+func addStridedBox[T floatElem](dst []T, dOff int, ds []int, src []T, sOff int, ss []int, window, counter []int) {
+	r := len(window)
+	for _, w := range window {
+		if w == 0 {
+			return
+		}
+	}
+	if r == 0 {
+		dst[dOff] += src[sOff]
+		return
+	}
+	clear(counter)
+	run := window[r-1]
+	for {
+		d, s := dOff, sOff
+		for a := range r - 1 {
+			d += counter[a] * ds[a]
+			s += counter[a] * ss[a]
+		}
+		addInto(dst[d:d+run], src[s:s+run])
+		a := r - 2
+		for ; a >= 0; a-- {
+			counter[a]++
+			if counter[a] < window[a] {
+				break
+			}
+			counter[a] = 0
+		}
+		if a < 0 {
+			return
+		}
+	}
 }

@@ -28,14 +28,14 @@ func TestLinearAttentionGradients(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i+1), 43))
 			nb, nt := 2, 3
 			feeds := map[string]*onnx.Tensor{
-				"Q": gm2RandFloats(r, nb, nt, c.hq*c.dk),
-				"K": gm2RandFloats(r, nb, nt, c.hkv*c.dk),
-				"V": gm2RandFloats(r, nb, nt, c.hkv*c.dv),
+				"Q": randFloat32s(r, nb, nt, c.hq*c.dk),
+				"K": randFloat32s(r, nb, nt, c.hkv*c.dk),
+				"V": randFloat32s(r, nb, nt, c.hkv*c.dv),
 			}
 			ins := []string{"Q", "K", "V", "", "", ""}
 			var nodes []*onnx.Node
 			if c.past {
-				nodes = append(nodes, gelemConst(t, "P", gm2RandFloats(r, nb, c.hkv, c.dk, c.dv)))
+				nodes = append(nodes, gelemConst(t, "P", randFloat32s(r, nb, c.hkv, c.dk, c.dv)))
 				ins[3] = "P"
 			}
 			if c.rule == "gated" || c.rule == "gated_delta" {
@@ -43,7 +43,7 @@ func TestLinearAttentionGradients(t *testing.T) {
 				if c.decayKey {
 					n *= c.dk
 				}
-				d := gm2RandFloats(r, nb, nt, n)
+				d := randFloat32s(r, nb, nt, n)
 				for j := range d.Float32s() {
 					d.Float32s()[j] = d.Float32s()[j]*0.4 - 0.5
 				}
@@ -55,7 +55,7 @@ func TestLinearAttentionGradients(t *testing.T) {
 				if c.betaOne {
 					n = 1
 				}
-				b := gm2RandFloats(r, nb, nt, n)
+				b := randFloat32s(r, nb, nt, n)
 				for j := range b.Float32s() {
 					b.Float32s()[j] = b.Float32s()[j]*0.3 + 0.5
 				}
@@ -67,7 +67,7 @@ func TestLinearAttentionGradients(t *testing.T) {
 				attrs = append(attrs, floatAttr("scale", c.scale))
 			}
 			nodes = append(nodes, testNode(t, 27, "LinearAttention", ins, []string{"Y", "S"}, attrs...))
-			gm2CheckFloat32(t, r, nodes, feeds, "Y", []int{nb, nt, c.hq * c.dv}, 3e-3)
+			checkFloat32Gradients(t, r, nodes, feeds, "Y", []int{nb, nt, c.hq * c.dv}, 3e-3)
 		})
 	}
 }

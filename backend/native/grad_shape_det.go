@@ -52,7 +52,7 @@ func (gb *gradBuilder) VisitDet(op *ops.Det) error {
 				copy(a, d[m*n*n:(m+1)*n*n])
 				gm, dm = gy.Data.([]float64)[m], yt.Data.([]float64)[m]
 			}
-			if !more1Invert(a, inv, n) {
+			if !invertMatrix(a, inv, n) {
 				return network.Unsupportedf("the gradient of Det at a singular matrix")
 			}
 			f := gm * dm
@@ -77,10 +77,10 @@ func (gb *gradBuilder) VisitDet(op *ops.Det) error {
 	})
 }
 
-// more1Invert writes the inverse of the n x n row-major matrix a (which it
+// invertMatrix writes the inverse of the n x n row-major matrix a (which it
 // overwrites) into inv, by Gauss-Jordan elimination with partial pivoting;
 // false when a pivot is zero (a is singular).
-func more1Invert(a, inv []float64, n int) bool {
+func invertMatrix(a, inv []float64, n int) bool {
 	clear(inv)
 	for i := range n {
 		inv[i*n+i] = 1

@@ -25,11 +25,11 @@ func (gb *gradBuilder) VisitCol2Im(op *ops.Col2Im) error {
 		if !ok {
 			return err
 		}
-		img, err := more1Int64s(slots, imgIn, "image_shape")
+		img, err := slotInt64s(slots, imgIn, "image_shape")
 		if err != nil {
 			return err
 		}
-		blk, err := more1Int64s(slots, blkIn, "block_shape")
+		blk, err := slotInt64s(slots, blkIn, "block_shape")
 		if err != nil {
 			return err
 		}
@@ -57,18 +57,18 @@ func (gb *gradBuilder) VisitCol2Im(op *ops.Col2Im) error {
 		gx := scratch.buf.tensor(xt.Type, xt.Shape)
 		switch d := gx.Data.(type) {
 		case []float32:
-			more1Im2col(d, gy.Data.([]float32), n, c, geom, walker, threads)
+			im2colImages(d, gy.Data.([]float32), n, c, geom, walker, threads)
 		case []float64:
-			more1Im2col(d, gy.Data.([]float64), n, c, geom, walker, threads)
+			im2colImages(d, gy.Data.([]float64), n, c, geom, walker, threads)
 		}
 		return g.add(x, gx)
 	})
 }
 
-// more1Im2col writes the columns of the n images of img (c channels each)
+// im2colImages writes the columns of the n images of img (c channels each)
 // into col; small problems run serially on the kernel's walker, which
 // allocates nothing.
-func more1Im2col[T floatElem](col, img []T, n, c int, g *convGeom, w *conv.Walker, threads int) {
+func im2colImages[T floatElem](col, img []T, n, c int, g *convGeom, w *conv.Walker, threads int) {
 	ks, os, is := g.KernelSize(), g.OutSize(), g.InSize()
 	imgSize, cols := c*is, c*ks*os
 	for i := range n {

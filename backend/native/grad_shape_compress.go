@@ -44,15 +44,17 @@ func (gb *gradBuilder) VisitCompress(op *ops.Compress) error {
 		gx := scratch.zeros(xt.Type, xt.Shape)
 		switch d := gx.Data.(type) {
 		case []float32:
-			more1CompressBack(d, gy.Data.([]float32), cond, outer, dim, kept, inner)
+			gradCompress(d, gy.Data.([]float32), cond, outer, dim, kept, inner)
 		case []float64:
-			more1CompressBack(d, gy.Data.([]float64), cond, outer, dim, kept, inner)
+			gradCompress(d, gy.Data.([]float64), cond, outer, dim, kept, inner)
 		}
 		return g.add(x, gx)
 	})
 }
 
-func more1CompressBack[T floatElem](dst, src []T, cond []bool, outer, dim, kept, inner int) {
+// gradCompress copies the kept slices of src ([outer, kept, inner]) to
+// their positions in dst ([outer, dim, inner]).
+func gradCompress[T floatElem](dst, src []T, cond []bool, outer, dim, kept, inner int) {
 	for o := range outer {
 		j := 0
 		for s, v := range cond {

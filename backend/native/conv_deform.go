@@ -259,11 +259,11 @@ func (k *deformConvKernel) compute(x, w, off, b, mask *onnx.Tensor) (*onnx.Tenso
 	out := k.out.tensor(x.Type, append([]int{s.n, s.m}, s.geom.Out...))
 	switch xd := x.Data.(type) {
 	case []float32:
-		deformForward(out.Data.([]float32), xd, w.Data.([]float32), extraData[float32](b), off.Data.([]float32),
-			extraData[float32](mask), s, &k.t32, &k.s32, k.threads)
+		deformForward(out.Data.([]float32), xd, w.Data.([]float32), optionalData[float32](b), off.Data.([]float32),
+			optionalData[float32](mask), s, &k.t32, &k.s32, k.threads)
 	case []float64:
-		deformForward(out.Data.([]float64), xd, w.Data.([]float64), extraData[float64](b), off.Data.([]float64),
-			extraData[float64](mask), s, &k.t64, &k.s64, k.threads)
+		deformForward(out.Data.([]float64), xd, w.Data.([]float64), optionalData[float64](b), off.Data.([]float64),
+			optionalData[float64](mask), s, &k.t64, &k.s64, k.threads)
 	case []onnx.F16, []onnx.BF16:
 		in := [5]*onnx.Tensor{x, w, off, b, mask}
 		var wide [5][]float32
@@ -281,14 +281,6 @@ func (k *deformConvKernel) compute(x, w, off, b, mask *onnx.Tensor) (*onnx.Tenso
 		return nil, network.Unsupportedf("DeformConv of %v tensors", x.Type)
 	}
 	return out, nil
-}
-
-// extraData returns an optional tensor's data as []T (nil when omitted).
-func extraData[T floatElem](t *onnx.Tensor) []T {
-	if t == nil {
-		return nil
-	}
-	return t.Data.([]T)
 }
 
 // VisitDeformConv compiles DeformConv (versions 19 and 22 differ only in

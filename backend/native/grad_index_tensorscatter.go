@@ -77,7 +77,7 @@ func (gb *gradBuilder) VisitTensorScatter(op *ops.TensorScatter) error {
 			if gu != nil {
 				du = gu.Data.([]float32)
 			}
-			more1ScatterBack(dc, du, d, starts, mid, maxSeq, seq, inner, circular)
+			gradTensorScatter(dc, du, d, starts, mid, maxSeq, seq, inner, circular)
 		case []float64:
 			var dc, du []float64
 			if gc != nil {
@@ -86,7 +86,7 @@ func (gb *gradBuilder) VisitTensorScatter(op *ops.TensorScatter) error {
 			if gu != nil {
 				du = gu.Data.([]float64)
 			}
-			more1ScatterBack(dc, du, d, starts, mid, maxSeq, seq, inner, circular)
+			gradTensorScatter(dc, du, d, starts, mid, maxSeq, seq, inner, circular)
 		}
 		if gc != nil {
 			if err := g.add(cache, gc); err != nil {
@@ -100,10 +100,10 @@ func (gb *gradBuilder) VisitTensorScatter(op *ops.TensorScatter) error {
 	})
 }
 
-// more1ScatterBack clears the written positions of dc (the cache's
+// gradTensorScatter clears the written positions of dc (the cache's
 // gradient, nil when unwanted) and gathers them from gy into du (the
 // update's, nil when unwanted).
-func more1ScatterBack[T floatElem](dc, du, gy []T, starts []int64, mid, maxSeq, seq, inner int, circular bool) {
+func gradTensorScatter[T floatElem](dc, du, gy []T, starts []int64, mid, maxSeq, seq, inner int, circular bool) {
 	for b, st := range starts {
 		for m := range mid {
 			for s := range seq {

@@ -23,7 +23,7 @@ func (gb *gradBuilder) VisitTrilu(op *ops.Trilu) error {
 		}
 		k := int64(0)
 		if kIn >= 0 {
-			ks, err := more1Int64s(slots, kIn, "k")
+			ks, err := slotInt64s(slots, kIn, "k")
 			if err != nil {
 				return err
 			}
@@ -36,16 +36,16 @@ func (gb *gradBuilder) VisitTrilu(op *ops.Trilu) error {
 		batch, rows, cols := shapeProd(xt.Shape[:r-2]), xt.Shape[r-2], xt.Shape[r-1]
 		switch d := gx.Data.(type) {
 		case []float32:
-			more1TriluMask(d, gy.Data.([]float32), batch, rows, cols, k, upper)
+			gradTrilu(d, gy.Data.([]float32), batch, rows, cols, k, upper)
 		case []float64:
-			more1TriluMask(d, gy.Data.([]float64), batch, rows, cols, k, upper)
+			gradTrilu(d, gy.Data.([]float64), batch, rows, cols, k, upper)
 		}
 		return g.add(x, gx)
 	})
 }
 
-// more1TriluMask copies the kept triangle of src into dst (zeroed).
-func more1TriluMask[T floatElem](dst, src []T, batch, rows, cols int, k int64, upper bool) {
+// gradTrilu copies the kept triangle of src into dst (zeroed).
+func gradTrilu[T floatElem](dst, src []T, batch, rows, cols int, k int64, upper bool) {
 	for m := range batch {
 		for i := range rows {
 			base := (m*rows + i) * cols

@@ -21,7 +21,7 @@ func (gb *gradBuilder) VisitTopK(op *ops.TopK) error {
 		if idx < 0 {
 			return fmt.Errorf("TopK gradient needs the indices output")
 		}
-		ids, err := more1Int64s(slots, idx, "indices output")
+		ids, err := slotInt64s(slots, idx, "indices output")
 		if err != nil {
 			return err
 		}
@@ -38,9 +38,9 @@ func (gb *gradBuilder) VisitTopK(op *ops.TopK) error {
 		gx := scratch.zeros(xt.Type, xt.Shape)
 		switch d := gx.Data.(type) {
 		case []float32:
-			err = more1Scatter(d, gy.Data.([]float32), ids, outer, n, k, inner)
+			err = gradTopK(d, gy.Data.([]float32), ids, outer, n, k, inner)
 		case []float64:
-			err = more1Scatter(d, gy.Data.([]float64), ids, outer, n, k, inner)
+			err = gradTopK(d, gy.Data.([]float64), ids, outer, n, k, inner)
 		}
 		if err != nil {
 			return err
@@ -49,10 +49,10 @@ func (gb *gradBuilder) VisitTopK(op *ops.TopK) error {
 	})
 }
 
-// more1Scatter adds src, seen as [outer, k, inner], into dst, seen as
+// gradTopK adds src, seen as [outer, k, inner], into dst, seen as
 // [outer, n, inner], at the positions along the middle axis that ids
 // (shaped like src) name.
-func more1Scatter[T floatElem](dst, src []T, ids []int64, outer, n, k, inner int) error {
+func gradTopK[T floatElem](dst, src []T, ids []int64, outer, n, k, inner int) error {
 	for o := range outer {
 		for j := range k {
 			base := (o*k + j) * inner
