@@ -27,11 +27,14 @@ const (
 	elemBitAnd
 	elemBitOr
 	elemBitXor
+	elemFloorMod  // Mod-28, fmod=0: elemMod, and floor mod on floats too
+	elemShlSigned // BitShift-28: elemShl, and on signed integers too
+	elemShrSigned // BitShift-28: elemShr, arithmetic on signed integers
 )
 
 func (op elemOp) String() string {
 	return [...]string{"Max", "Min", "Sum", "Mean", "Mod", "Mod(fmod=1)", "BitShift(LEFT)", "BitShift(RIGHT)",
-		"BitwiseAnd", "BitwiseOr", "BitwiseXor"}[op]
+		"BitwiseAnd", "BitwiseOr", "BitwiseXor", "Mod", "BitShift(LEFT)", "BitShift(RIGHT)"}[op]
 }
 
 // elemBinFn returns op's function on T, or nil when op is not defined for
@@ -63,6 +66,11 @@ func elemBinFn[T numeric](op elemOp) func(T, T) T {
 			return func(a, b T) T { return T(int64(a) % int64(b)) }
 		}
 		return func(a, b T) T { return T(uint64(a) % uint64(b)) }
+	case elemFloorMod:
+		if isFloat {
+			return func(a, b T) T { return T(floorMod(float64(a), float64(b))) }
+		}
+		return elemBinFn[T](elemMod)
 	case elemMod:
 		switch {
 		case isFloat:
@@ -92,6 +100,22 @@ func elemBinFn[T numeric](op elemOp) func(T, T) T {
 			return nil
 		}
 		return func(a, b T) T { return T(uint64(a) >> uint64(b)) }
+	case elemShlSigned:
+		// Bits past the type's width are dropped by the conversion to T, a
+		// negative or too large count (a huge uint64) shifts all out: 0.
+		return func(a, b T) T { return T(uint64(a) << uint64(b)) }
+	case elemShrSigned:
+		if !elemIsSigned[T]() {
+			return elemBinFn[T](elemShr)
+		}
+		// Arithmetic: a count past the width leaves the sign fill, 0 or -1
+		// (Go's shift of an int64 by 64 or more does exactly that).
+		return func(a, b T) T {
+			if b < 0 {
+				return T(int64(a) >> 63)
+			}
+			return T(int64(a) >> uint64(b))
+		}
 	case elemBitAnd:
 		return func(a, b T) T { return T(uint64(a) & uint64(b)) }
 	case elemBitOr:
@@ -171,12 +195,12 @@ func elemSameRun[T numeric](k *elemSameKernel, dst []T, ins [][]T, shapes [][]in
 	fn := elemBinFn[T](k.op)
 	if fn == nil {
 		if k.op == elemMod {
-			return fmt.Errorf("Mod of floating-point tensors needs fmod=1")
+			return fmt.Errorf("Mod of floating-point tensors needs fmod=1 before version 28")
 		}
 		var z T
 		return network.Unsupportedf("%v of %T tensors", k.op, z)
 	}
-	if (k.op == elemMod || k.op == elemFmod) && !elemIsFloat[T]() {
+	if (k.op == elemMod || k.op == elemFmod || k.op == elemFloorMod) && !elemIsFloat[T]() {
 		for _, in := range ins[1:] {
 			for _, v := range in {
 				if v == 0 {
@@ -317,13 +341,33 @@ func (b *builder) elemSameBinary(op elemOp, legacy bool, broadcast int64, axis *
 	})
 }
 
+// floorMod is a - floor(a/b)*b on floats, the sign of b's (Python's %),
+// with Mod-28's special cases: a zero result takes b's sign, an infinite
+// a or a zero b gives NaN, and an infinite b gives a when a has its sign
+// (a nonzero) and b otherwise.
+func floorMod(a, b float64) float64 {
+	m := math.Mod(a, b) // exact; NaN for an infinite a or a zero b
+	switch {
+	case m == 0:
+		return math.Copysign(0, b)
+	case (m < 0) != (b < 0):
+		return m + b // also b for an infinite b of the other sign
+	}
+	return m
+}
+
 // VisitMod compiles Mod: fmod=0 is integer mod with the divisor's sign
-// (floats need fmod=1), fmod=1 is C's fmod with the dividend's sign.
+// (floats need fmod=1 before version 28, which defines floor mod on them
+// too), fmod=1 is C's fmod with the dividend's sign.
+// https://onnx.ai/onnx/operators/onnx__Mod.html
 func (b *builder) VisitMod(op *ops.Mod) error {
 	var m elemOp
 	switch op.Fmod {
 	case 0:
 		m = elemMod
+		if op.SinceVersion() >= 28 {
+			m = elemFloorMod
+		}
 	case 1:
 		m = elemFmod
 	default:
@@ -332,14 +376,24 @@ func (b *builder) VisitMod(op *ops.Mod) error {
 	return b.elemSameBinary(m, false, 0, nil, op.In.A, op.In.B, op.Out.C)
 }
 
-// VisitBitShift compiles BitShift (unsigned integers).
+// VisitBitShift compiles BitShift: unsigned integers, and from version 28
+// signed ones too (an arithmetic right shift; a count that is negative or
+// not below the width gives the sign fill).
+// https://onnx.ai/onnx/operators/onnx__BitShift.html
 func (b *builder) VisitBitShift(op *ops.BitShift) error {
+	signed := op.SinceVersion() >= 28
 	var m elemOp
 	switch op.Direction {
 	case "LEFT":
 		m = elemShl
+		if signed {
+			m = elemShlSigned
+		}
 	case "RIGHT":
 		m = elemShr
+		if signed {
+			m = elemShrSigned
+		}
 	default:
 		if b.probing {
 			m = elemShl

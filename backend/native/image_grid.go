@@ -11,6 +11,7 @@ import (
 )
 
 // GridSample (versions 16, 20, 22) and AffineGrid (20).
+// https://onnx.ai/onnx/operators/onnx__GridSample.html
 //
 // GridSample reads X [N, C, D1..Dr] at the points of grid [N, O1..Ok, r],
 // whose last axis holds normalized coordinates in [-1, 1] in reverse axis
@@ -106,19 +107,16 @@ type gridTap struct {
 
 // axisTaps computes the taps of one axis of length d and stride stride at
 // coordinate x, appending to dst.
-// Nearest rounds half to even, or away from zero for 3 spatial axes
-// (away), as PyTorch's 2-D and 3-D samplers do.
-func (k *gridSampleKernel) axisTaps(dst []gridTap, x float64, d, stride int, away bool) []gridTap {
+// Nearest rounds half to even for every spatial rank, as ONNX's reference
+// and its volumetric test cases do (PyTorch's 3-D sampler rounds halves
+// away from zero instead).
+func (k *gridSampleKernel) axisTaps(dst []gridTap, x float64, d, stride int) []gridTap {
 	lo, hi := -0.5, float64(d)-0.5
 	if k.alignCorners {
 		lo, hi = 0, float64(d-1)
 	}
 	if k.mode == gridNearest {
-		if away {
-			x = math.Round(x)
-		} else {
-			x = math.RoundToEven(x)
-		}
+		x = math.RoundToEven(x)
 	}
 	if x < lo || x > hi {
 		switch k.padding {
@@ -241,7 +239,7 @@ func gridSampleRun[W float32 | float64](k *gridSampleKernel, dst, src []W, inSha
 			taps = append(taps[:0], gridTap{0, 1})
 			for i := range r {
 				x := k.gridDenormalize(coords[r-1-i], spatial[i], f32)
-				axis = k.axisTaps(axis[:0], x, spatial[i], strides[i], r == 3)
+				axis = k.axisTaps(axis[:0], x, spatial[i], strides[i])
 				// Cross the taps so far with this axis's taps.
 				m := len(taps)
 				for _, at := range axis[1:] {

@@ -75,8 +75,25 @@ func shapePadAmounts(shape []int, pads, axes []int64) (begin, end, out []int, er
 	return begin, end, out, err
 }
 
+// shapePadCropSourceIndex maps output position o of an axis (input size n,
+// begin and end amounts pb and pe) to an input position, or -1 for the
+// constant. A negative amount removes elements first and the other side is
+// then padded from what remains, so wrap and reflect fold over the cropped
+// axis (as ONNX's reference, PyTorch and ONNX Runtime do), not the whole
+// input.
+func shapePadCropSourceIndex(mode shapePadMode, o, pb, pe, n int) int {
+	lo := max(0, -pb) // elements removed at the start
+	kept := n - lo - max(0, -pe)
+	if kept <= 0 || mode == shapePadConstant {
+		return shapePadSourceIndex(mode, o, pb, n)
+	}
+	return lo + shapePadSourceIndex(mode, o, max(pb, 0), kept)
+}
+
 // shapePadSourceIndex maps output position o of an axis (input size n, begin
-// padding pb) to an input position, or -1 for the constant.
+// padding pb) to an input position, or -1 for the constant. For pb < 0 it
+// reads the uncropped input beyond the kept part; shapePadCropSourceIndex
+// is Pad's mapping when an amount is negative.
 func shapePadSourceIndex(mode shapePadMode, o, pb, n int) int {
 	i := o - pb
 	if i >= 0 && i < n {
@@ -102,7 +119,7 @@ func shapePadSourceIndex(mode shapePadMode, o, pb, n int) int {
 }
 
 // shapePadInto writes x padded into out. value is a one-element backing slice of
-// x's Go type (constant mode only).
+// x's Go type (constant mode only). The end amounts follow from the shapes.
 func shapePadInto(out, x *onnx.Tensor, begin []int, mode shapePadMode, value any) error {
 	if onnx.NumElements(out.Shape) == 0 {
 		return nil
@@ -132,16 +149,18 @@ func shapePadInto(out, x *onnx.Tensor, begin []int, mode shapePadMode, value any
 	// Other modes: every output element reads an input element; rows of
 	// the last axis are resolved once per axis.
 	for a := range rank {
-		if x.Shape[a] == 0 && out.Shape[a] > 0 {
-			return fmt.Errorf("cannot pad an empty axis %d of %v in this mode", a, x.Shape)
+		kept := x.Shape[a] - max(0, -begin[a]) - max(0, begin[a]+x.Shape[a]-out.Shape[a])
+		if kept <= 0 && out.Shape[a] > 0 {
+			return fmt.Errorf("cannot pad axis %d of %v in this mode: no element is left after cropping", a, x.Shape)
 		}
 	}
 	maps := make([][]int, rank)
 	inStrides := rowMajorStrides(x.Shape)
 	for a := range rank {
 		maps[a] = make([]int, out.Shape[a])
+		end := out.Shape[a] - x.Shape[a] - begin[a]
 		for o := range maps[a] {
-			maps[a][o] = shapePadSourceIndex(mode, o, begin[a], x.Shape[a]) * inStrides[a]
+			maps[a][o] = shapePadCropSourceIndex(mode, o, begin[a], end, x.Shape[a]) * inStrides[a]
 		}
 	}
 	offs := make([]int, onnx.NumElements(out.Shape))

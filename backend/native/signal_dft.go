@@ -104,18 +104,29 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 	}
 	ax := int(a)
 	length := x.Shape[ax]
+	irfft := k.inverse && k.onesided
 	if n == 0 {
 		n = int64(length)
+		if irfft {
+			// The one-sided input holds n/2+1 bins of an even-length signal.
+			n = 2 * (int64(length) - 1)
+			if n < 1 {
+				return nil, fmt.Errorf("input has %d frequency bins on axis %d; an inverse one-sided DFT needs 2 or more, or a dft_length", length, axis)
+			}
+		}
 	}
 	if n < 1 || n > signalMaxLength {
 		return nil, fmt.Errorf("dft_length %d is not in [1, %d]", n, signalMaxLength)
 	}
-	outLen := int(n)
-	if k.onesided {
+	outLen, outC := int(n), 2
+	switch {
+	case irfft:
+		outC = 1 // a real signal
+	case k.onesided:
 		outLen = int(n)/2 + 1
 	}
 	shape := append([]int{}, x.Shape...)
-	shape[ax], shape[r-1] = outLen, 2
+	shape[ax], shape[r-1] = outLen, outC
 	if onnx.NumElements(shape) > 1<<31 {
 		return nil, fmt.Errorf("output shape %v is too large", shape)
 	}
@@ -142,13 +153,41 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 		scratch := make([]complex128, plan.ScratchLen())
 		for line := lo; line < hi; line++ {
 			o, i := line/inner, line%inner
-			for j := range used {
+			at := func(j int) complex128 {
 				p := ((o*length+j)*inner + i) * c
 				if c == 2 {
-					buf[j] = complex(in[p], in[p+1])
-				} else {
-					buf[j] = complex(in[p], 0)
+					return complex(in[p], in[p+1])
 				}
+				return complex(in[p], 0)
+			}
+			if irfft {
+				// Rebuild the full spectrum from bins 0..n/2 (the input's
+				// first bins, zero past its end) by conjugate symmetry.
+				// The imaginary parts of bin 0 and, for even n, bin n/2
+				// only reach the imaginary part of the result, which is
+				// dropped, as a real inverse transform ignores them.
+				for j := range int(n) {
+					b := j
+					if j > int(n)/2 {
+						b = int(n) - j
+					}
+					v := complex128(0)
+					if b < length {
+						v = at(b)
+					}
+					if b != j {
+						v = complex(real(v), -imag(v))
+					}
+					buf[j] = v
+				}
+				plan.Transform(buf, scratch)
+				for j := range outLen {
+					res[(o*outLen+j)*inner+i] = real(buf[j]) * scale
+				}
+				continue
+			}
+			for j := range used {
+				buf[j] = at(j)
 			}
 			clear(buf[used:])
 			plan.Transform(buf, scratch)
@@ -165,7 +204,10 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 
 // VisitDFT compiles DFT: version 17 takes the axis as an attribute
 // (default 1), version 20 as an optional scalar input (default -2, the
-// last signal axis).
+// last signal axis). Both define inverse=1 with onesided=1 as the inverse
+// real transform: one-sided complex bins in, a real signal of dft_length
+// (default 2*(bins-1)) out.
+// https://onnx.ai/onnx/operators/onnx__DFT.html
 func (b *builder) VisitDFT(op *ops.DFT) error {
 	x, err := b.input(op.In.Input)
 	if err != nil {
