@@ -66,10 +66,12 @@ func TestAttentionDefinition(t *testing.T) {
 		t.Fatal(err)
 	}
 	sigClose(t, "nonpad", sigFloats(t, out[0]), []float64{2}, 1e-6)
-	// Sliding windows (version 25) are not implemented.
-	if _, err := runOp(t, "", 25, "Attention", []*onnx.Attribute{intAttr("left_window_size", 2)}, 1, q, k, v); err == nil {
-		t.Error("left_window_size: expected an unsupported error")
+	// A right window of 0 (version 25) lets query 0 see key 0 only.
+	out, err = runOp(t, "", 25, "Attention", []*onnx.Attribute{intAttr("right_window_size", 0)}, 1, q, k, v)
+	if err != nil {
+		t.Fatal(err)
 	}
+	sigClose(t, "right window", sigFloats(t, out[0]), []float64{2}, 1e-6)
 }
 
 func TestAttentionCausalPastAndGroups(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
+	"github.com/deep500/deep500-go/ops"
 )
 
 // testNode builds a typed node of the default domain at the given opset.
@@ -201,25 +202,42 @@ func TestRuntimeErrorsNameTheNode(t *testing.T) {
 	}
 }
 
+// noKernelOp is an operator that no backend implements: every operator of
+// the schemas has a native kernel, so the unsupported path needs one of its
+// own. Its Accept answers "unsupported", as a generated operator's does for
+// a visitor that does not override its method.
+type noKernelOp struct{ ops.Base }
+
+const noKernelDomain = "test.no_kernel"
+
+func (*noKernelOp) OpType() string                   { return "NoKernel" }
+func (*noKernelOp) Domain() string                   { return noKernelDomain }
+func (o *noKernelOp) Accept(ops.Visitor) error       { return ops.Unsupported(o) }
+func (*noKernelOp) Validate() error                  { return nil }
+func (*noKernelOp) CheckTypes([]onnx.DataType) error { return nil }
+
+func init() {
+	onnx.RegisterOperator(noKernelDomain, "NoKernel", 1, func(n *onnx.Node, since int) (onnx.Operator, error) {
+		return &noKernelOp{Base: ops.NewBase(n, since)}, nil
+	})
+}
+
 func TestUnsupportedOperatorFailsNew(t *testing.T) {
-	const domain = "ai.onnx.preview"
-	n := &onnx.Node{OpType: "FlexAttention", Domain: domain, Inputs: []string{"Q", "K", "V"}, Outputs: []string{"Y"}, Opset: 1}
-	since, ctor, ok := onnx.LookupOperator(domain, n.OpType, 1)
+	n := &onnx.Node{OpType: "NoKernel", Domain: noKernelDomain, Inputs: []string{"X"}, Outputs: []string{"Y"}, Opset: 1}
+	since, ctor, ok := onnx.LookupOperator(noKernelDomain, n.OpType, 1)
 	if !ok {
-		t.Fatal("FlexAttention is not registered")
+		t.Fatal("NoKernel is not registered")
 	}
 	op, err := ctor(n, since)
 	if err != nil {
 		t.Fatal(err)
 	}
 	n.Op = op
-	m := testModel([]*onnx.Node{n},
-		[]*onnx.ValueInfo{{Name: "Q"}, {Name: "K"}, {Name: "V"}},
-		[]*onnx.ValueInfo{{Name: "Y"}})
-	m.Opsets[domain] = 1
+	m := testModel([]*onnx.Node{n}, []*onnx.ValueInfo{{Name: "X"}}, []*onnx.ValueInfo{{Name: "Y"}})
+	m.Opsets[noKernelDomain] = 1
 	_, err = New(m, backend.Options{})
-	if !errors.Is(err, network.ErrUnsupported) || !strings.Contains(err.Error(), "FlexAttention") {
-		t.Fatalf("got %v, want an ErrUnsupported naming FlexAttention", err)
+	if !errors.Is(err, network.ErrUnsupported) || !strings.Contains(err.Error(), "NoKernel") || !strings.Contains(err.Error(), noKernelDomain) {
+		t.Fatalf("got %v, want an ErrUnsupported naming NoKernel and its domain", err)
 	}
 }
 
@@ -238,8 +256,11 @@ func TestSupportsAgreesWithTheVisitMethods(t *testing.T) {
 			t.Errorf("Supports(%s, %d) = %v, want %v", c.op, c.since, got, c.want)
 		}
 	}
-	if Supports("ai.onnx.preview", "FlexAttention", 1) {
-		t.Error("Supports(ai.onnx.preview FlexAttention, 1) = true, want false")
+	if !Supports("ai.onnx.preview", "FlexAttention", 1) {
+		t.Error("Supports(ai.onnx.preview FlexAttention, 1) = false, want true")
+	}
+	if Supports(noKernelDomain, "NoKernel", 1) {
+		t.Errorf("Supports(%s NoKernel, 1) = true, want false", noKernelDomain)
 	}
 	b, err := backend.Get("native")
 	if err != nil || b.Supports == nil || !b.Supports("", "MatMul", 13) {
