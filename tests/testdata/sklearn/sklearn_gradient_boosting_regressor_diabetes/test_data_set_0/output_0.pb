@@ -1,0 +1,1 @@
+(BvariableJ „×C~BC}ú3CvjCWÙAC\§CY.C+¹3CwS@CáMDC>-ChÅÒBò7'CNC•~ CJä=CðIC£“äB‚»B8BÊBëÿ~CÅÃ2C0ßCúE.CYtÆBØXC1!C¹7	CûËBýÞÃBïÁÄB¥u7CÈ0mC[° C¡C0q>C‰î;C‰xèB[° Cy4ÃB
