@@ -90,7 +90,7 @@ test: setup
 	@# Distributed training: the mpi build, and its tests under mpirun -np 2.
 	@# The tests/ ones build and run d500, which go test's cache cannot see
 	@# change: -count=1 runs them every time.
-	$(GO) vet -tags mpi ./distributed/ ./cmd/d500/ ./tests/
+	$(GO) vet -tags mpi ./distributed/ ./cli/ ./cmd/d500/ ./tests/
 	$(GO) test -tags mpi -timeout 15m ./distributed/
 	$(GO) test -tags mpi -timeout 15m -count=1 -run '^TestMPI' ./tests/
 
