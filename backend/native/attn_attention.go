@@ -212,15 +212,15 @@ func (k *attentionKernel) compute(in attentionInputs) (y, presentK, presentV, qk
 			return nil, nil, nil, nil, err
 		}
 	}
-	qd, err := signalWiden(q, &k.wq)
+	qd, err := float64Data(q, &k.wq)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	kd, err := signalWiden(kk, &k.wk)
+	kd, err := float64Data(kk, &k.wk)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	vd, err := signalWiden(v, &k.wv)
+	vd, err := float64Data(v, &k.wv)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -235,11 +235,11 @@ func (k *attentionKernel) compute(in attentionInputs) (y, presentK, presentV, qk
 	// Q and K are each scaled by sqrt(scale): a negative scale is NaN.
 	sq := math.Sqrt(scale)
 	rows := B * Hq * S
-	k.y = attentionGrow(k.y, rows*Dv)
+	k.y = reduceGrow(k.y, rows*Dv)
 	yd := k.y
 	var qkd []float64
 	if k.mode >= 0 {
-		k.qk = attentionGrow(k.qk, rows*L)
+		k.qk = reduceGrow(k.qk, rows*L)
 		qkd = k.qk
 	}
 	group := Hq / Hkv
@@ -303,7 +303,7 @@ func (k *attentionKernel) compute(in attentionInputs) (y, presentK, presentV, qk
 	}
 	y = k.outY.tensor(q.Type, yShape)
 	if len(q.Shape) == 4 {
-		signalNarrow(y, yd)
+		storeFloat64s(y, yd)
 	} else {
 		tmp := make([]float64, len(yd))
 		for b := range B {
@@ -313,15 +313,15 @@ func (k *attentionKernel) compute(in attentionInputs) (y, presentK, presentV, qk
 				}
 			}
 		}
-		signalNarrow(y, tmp)
+		storeFloat64s(y, tmp)
 	}
 	presentK = k.outK.tensor(q.Type, []int{B, Hkv, L, D})
-	signalNarrow(presentK, pk)
+	storeFloat64s(presentK, pk)
 	presentV = k.outV.tensor(v.Type, []int{B, Hkv, L, Dv})
-	signalNarrow(presentV, pv)
+	storeFloat64s(presentV, pv)
 	if k.mode >= 0 {
 		qkOut = k.outQK.tensor(q.Type, []int{B, Hq, S, L})
-		signalNarrow(qkOut, qkd)
+		storeFloat64s(qkOut, qkd)
 	}
 	return y, presentK, presentV, qkOut, nil
 }
@@ -363,7 +363,7 @@ func (k *attentionKernel) readMask(bias *attentionBias, m *onnx.Tensor, B, Hq, S
 		bias.mask = d
 		return nil
 	}
-	k.wm = attentionGrow(k.wm, m.Len())
+	k.wm = reduceGrow(k.wm, m.Len())
 	if !float64sInto(k.wm, m.Data) {
 		return fmt.Errorf("attn_mask of type %v: it must be bool or numeric", m.Type)
 	}
@@ -394,21 +394,14 @@ func attentionSoftmax(a []float64, masked bool) {
 	}
 }
 
-func attentionGrow(s []float64, n int) []float64 {
-	if cap(s) < n {
-		return make([]float64, n)
-	}
-	return s[:n]
-}
-
 // attentionConcat writes [B, H, past+new, size]: the past tensor (nil: no
 // past) followed by the new operand read through its layout.
 func attentionConcat(dst []float64, pastT *onnx.Tensor, wide *[]float64, cur []float64, l attentionLayout, B, H, past, size int) []float64 {
 	L := past + l.seq
-	dst = attentionGrow(dst, B*H*L*size)
+	dst = reduceGrow(dst, B*H*L*size)
 	var pd []float64
 	if pastT != nil {
-		pd, _ = signalWiden(pastT, wide)
+		pd, _ = float64Data(pastT, wide)
 	}
 	for b := range B {
 		for h := range H {

@@ -466,7 +466,7 @@ func (a attnND) tensor(half bool) *onnx.Tensor {
 	if half {
 		t = onnx.NewTensor(onnx.Float16, a.shape...)
 	}
-	signalNarrow(t, a.data)
+	storeFloat64s(t, a.data)
 	return t
 }
 

@@ -108,15 +108,15 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 	if int64(B)*int64(Hq)*int64(L)*int64(max(S, Ev, 1)) > 1<<31 || int64(B)*int64(Hkv)*int64(S)*int64(max(E, Ev, 1)) > 1<<31 {
 		return nil, fmt.Errorf("FlexAttention of Q %v and K %v is too large", q.Shape, kk.Shape)
 	}
-	qd, err := signalWiden(q, &k.wq)
+	qd, err := float64Data(q, &k.wq)
 	if err != nil {
 		return nil, err
 	}
-	kd, err := signalWiden(kk, &k.wk)
+	kd, err := float64Data(kk, &k.wk)
 	if err != nil {
 		return nil, err
 	}
-	vd, err := signalWiden(v, &k.wv)
+	vd, err := float64Data(v, &k.wv)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 	sq := math.Sqrt(scale) // Q and K are each scaled by sqrt(scale)
 	group := Hq / Hkv
 	rows := B * Hq * L
-	k.sc = attentionGrow(k.sc, rows*S)
+	k.sc = reduceGrow(k.sc, rows*S)
 	sc := k.sc
 	par.For(rows, k.threads, max(1, 8192/max(1, S*E)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -186,7 +186,7 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 		roundTo(precision, sc)
 	}
 	y := k.outY.tensor(q.Type, []int{B, Hq, L, Ev})
-	k.yd = attentionGrow(k.yd, rows*Ev)
+	k.yd = reduceGrow(k.yd, rows*Ev)
 	yd := k.yd
 	clear(yd)
 	par.For(rows, k.threads, max(1, 8192/max(1, S*Ev)), func(lo, hi int) {
@@ -202,7 +202,7 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 			}
 		}
 	})
-	signalNarrow(y, yd)
+	storeFloat64s(y, yd)
 	return y, nil
 }
 
@@ -210,7 +210,7 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 // and writes its result back into x.
 func (k *flexKernel) modify(slots []onnx.Value, g *subgraph, precision onnx.DataType, shape []int, x []float64) error {
 	in := k.modIn.tensor(precision, shape)
-	signalNarrow(in, x)
+	storeFloat64s(in, x)
 	res, err := g.run(slots, []onnx.Value{in})
 	if err != nil {
 		return err

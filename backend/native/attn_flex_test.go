@@ -137,7 +137,7 @@ func TestFlexAttentionSubgraphPrecision(t *testing.T) {
 	q, k, v := attnQKV(1)
 	half := func(x *onnx.Tensor) *onnx.Tensor {
 		h := onnx.NewTensor(onnx.Float16, x.Shape...)
-		signalNarrow(h, sigFloats(t, x))
+		storeFloat64s(h, sigFloats(t, x))
 		return h
 	}
 	addF := controlGraphAttr("prob_mod", flexBinaryMod(t, "Mul", float32(2)))
@@ -277,7 +277,7 @@ func TestFlexAttentionAgainstReferenceCases(t *testing.T) {
 		ts := make([]*onnx.Tensor, 3)
 		for i, a := range []attnND{q, k, v} {
 			ts[i] = onnx.NewTensor(c.typ, a.shape...)
-			signalNarrow(ts[i], a.data)
+			storeFloat64s(ts[i], a.data)
 		}
 		out, err := runOp(t, flexDomain, 1, "FlexAttention", attrs, 1, ts...)
 		if err != nil {

@@ -120,21 +120,7 @@ func (k *linearAttentionKernel) compute(q, key, v, past, decay, beta *onnx.Tenso
 				kt := ks[(tok*hkv+h)*dk : (tok*hkv+h+1)*dk]
 				copy(vt, vs[(tok*hkv+h)*dv:(tok*hkv+h+1)*dv])
 				if k.gated {
-					if decayPerKey {
-						g := gs[(tok*hkv+h)*dk : (tok*hkv+h+1)*dk]
-						for i := range dk {
-							f := float32(math.Exp(float64(g[i])))
-							row := S[i*dv : (i+1)*dv]
-							for j := range row {
-								row[j] *= f
-							}
-						}
-					} else {
-						f := float32(math.Exp(float64(gs[tok*hkv+h])))
-						for j := range S {
-							S[j] *= f
-						}
-					}
+					linearAttentionDecay(S, gs, tok*hkv+h, dk, dv, decayPerKey)
 				}
 				if k.delta {
 					bt := bs[tok]
@@ -199,16 +185,8 @@ func (b *builder) VisitLinearAttention(op *ops.LinearAttention) error {
 		}
 	}
 	k := &linearAttentionKernel{scale: op.Scale, threads: b.e.threads}
-	switch op.UpdateRule {
-	case "linear":
-	case "gated":
-		k.gated = true
-	case "delta":
-		k.delta = true
-	case "gated_delta":
-		k.gated, k.delta = true, true
-	default:
-		return fmt.Errorf("update_rule %q is not one of linear, gated, delta, gated_delta", op.UpdateRule)
+	if k.gated, k.delta, err = linearAttentionRule(op.UpdateRule); err != nil {
+		return err
 	}
 	if !b.probing {
 		if op.QNumHeads < 1 || op.KvNumHeads < 1 || op.QNumHeads%op.KvNumHeads != 0 || op.QNumHeads > convMaxElements {
@@ -241,4 +219,42 @@ func (b *builder) VisitLinearAttention(op *ops.LinearAttention) error {
 		present.set(slots, s)
 		return nil
 	})
+}
+
+// linearAttentionDecay multiplies the state S (dk rows of dv) of token and
+// KV head th (= tok*hkv + h) by exp of the log-decay gs: one factor per key
+// row (perKey) or one for the whole state.
+func linearAttentionDecay(S, gs []float32, th, dk, dv int, perKey bool) {
+	if !perKey {
+		f := float32(math.Exp(float64(gs[th])))
+		for j := range S {
+			S[j] *= f
+		}
+		return
+	}
+	g := gs[th*dk : (th+1)*dk]
+	for i := range dk {
+		f := float32(math.Exp(float64(g[i])))
+		row := S[i*dv : (i+1)*dv]
+		for j := range row {
+			row[j] *= f
+		}
+	}
+}
+
+// linearAttentionRule reads update_rule: whether the state decays (gated)
+// and whether it is corrected toward v (delta).
+func linearAttentionRule(rule string) (gated, delta bool, err error) {
+	switch rule {
+	case "linear":
+	case "gated":
+		gated = true
+	case "delta":
+		delta = true
+	case "gated_delta":
+		gated, delta = true, true
+	default:
+		err = fmt.Errorf("update_rule %q is not one of linear, gated, delta, gated_delta", rule)
+	}
+	return gated, delta, err
 }

@@ -80,15 +80,15 @@ func (k *rotaryKernel) compute(x, cosT, sinT, pos *onnx.Tensor) (*onnx.Tensor, e
 	} else if !slices.Equal(cosT.Shape, []int{B, S, half}) {
 		return nil, fmt.Errorf("without position_ids the caches must be [%d, %d, %d], got %v", B, S, half, cosT.Shape)
 	}
-	xd, err := signalWiden(x, &k.wx)
+	xd, err := float64Data(x, &k.wx)
 	if err != nil {
 		return nil, err
 	}
-	cd, err := signalWiden(cosT, &k.wc)
+	cd, err := float64Data(cosT, &k.wc)
 	if err != nil {
 		return nil, err
 	}
-	sd, err := signalWiden(sinT, &k.ws)
+	sd, err := float64Data(sinT, &k.ws)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ func (k *rotaryKernel) compute(x, cosT, sinT, pos *onnx.Tensor) (*onnx.Tensor, e
 		}
 	}
 	o := k.out.tensor(x.Type, x.Shape)
-	signalNarrow(o, res)
+	storeFloat64s(o, res)
 	return o, nil
 }
 

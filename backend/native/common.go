@@ -154,6 +154,26 @@ func float64sInto(dst []float64, data any) bool {
 	return true
 }
 
+// scratchOf resizes *buf to n elements, reallocating it when its capacity
+// is short, and returns it; the contents are unspecified. reduceGrow is
+// the same for a slice held by value.
+func scratchOf[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	*buf = (*buf)[:n]
+	return *buf
+}
+
+// optionalData returns t's elements as []T, or nil for a nil t (an
+// omitted optional input). t's type must already be checked to be T's.
+func optionalData[T floatElem](t *onnx.Tensor) []T {
+	if t == nil {
+		return nil
+	}
+	return t.Data.([]T)
+}
+
 // storeFloat64s rounds v into t, a float32, float64, float16 or bfloat16
 // tensor of v's length, and reports whether t had one of those types.
 func storeFloat64s(t *onnx.Tensor, v []float64) bool {

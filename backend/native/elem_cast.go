@@ -137,17 +137,13 @@ func roundToOdd32(v float64) float32 {
 	return f
 }
 
-// castNarrowReduced rounds float32 values into a reduced-float slice.
+// castNarrowReduced rounds float32 values into a reduced-float slice
+// (float16 and bfloat16 as every kernel does, narrowFromFloat32; the float8
+// and float4 kinds under Cast's saturate and rounding attributes).
 func castNarrowReduced(dst any, src []float32, saturate bool, round onnx.E8M0Rounding) {
 	switch d := dst.(type) {
-	case []onnx.F16:
-		for i, v := range src {
-			d[i] = onnx.F16From(v)
-		}
-	case []onnx.BF16:
-		for i, v := range src {
-			d[i] = onnx.BF16From(v)
-		}
+	case []onnx.F16, []onnx.BF16:
+		_ = narrowFromFloat32(d, src) // cannot fail on these types
 	case []onnx.F8E4M3FN:
 		for i, v := range src {
 			d[i] = onnx.F8E4M3FNFrom(v, saturate)

@@ -344,14 +344,6 @@ func sigmoidRow[T floatElem](row []T) {
 	}
 }
 
-// optionalData returns t's elements as []T, or nil for a nil t.
-func optionalData[T floatElem](t *onnx.Tensor) []T {
-	if t == nil {
-		return nil
-	}
-	return t.Data.([]T)
-}
-
 // compileFusion compiles chain f into one step at the position of its
 // tail. The chain's nodes are also compiled one by one, as they would be
 // unfused, into the fallback the step runs when the fused kernel does not

@@ -34,16 +34,9 @@ type gradLinearAttentionKernel struct {
 
 func (gb *gradBuilder) VisitLinearAttention(op *ops.LinearAttention) error {
 	k := &gradLinearAttentionKernel{scale: op.Scale}
-	switch op.UpdateRule {
-	case "linear":
-	case "gated":
-		k.gated = true
-	case "delta":
-		k.delta = true
-	case "gated_delta":
-		k.gated, k.delta = true, true
-	default:
-		return fmt.Errorf("update_rule %q is not one of linear, gated, delta, gated_delta", op.UpdateRule)
+	var err error
+	if k.gated, k.delta, err = linearAttentionRule(op.UpdateRule); err != nil {
+		return err
 	}
 	if op.QNumHeads < 1 || op.KvNumHeads < 1 || op.QNumHeads%op.KvNumHeads != 0 {
 		return fmt.Errorf("q_num_heads %d must be a positive multiple of kv_num_heads %d", op.QNumHeads, op.KvNumHeads)
@@ -120,21 +113,7 @@ func (k *gradLinearAttentionKernel) run(slots []onnx.Value, g *gradState) error 
 	step := func(S []float32, tok, h int) {
 		copy(A, S)
 		if k.gated {
-			if decayPerKey {
-				gr := gs[(tok*hkv+h)*dk : (tok*hkv+h+1)*dk]
-				for i := range dk {
-					f := float32(math.Exp(float64(gr[i])))
-					row := A[i*dv : (i+1)*dv]
-					for j := range row {
-						row[j] *= f
-					}
-				}
-			} else {
-				f := float32(math.Exp(float64(gs[tok*hkv+h])))
-				for j := range A {
-					A[j] *= f
-				}
-			}
+			linearAttentionDecay(A, gs, tok*hkv+h, dk, dv, decayPerKey)
 		}
 		copy(u, vs[(tok*hkv+h)*dv:(tok*hkv+h+1)*dv])
 		if k.delta {

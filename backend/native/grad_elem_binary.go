@@ -592,18 +592,22 @@ func swigluGradRange[T floatElem](which int, alpha float64, d, gy, ad, bd []T, l
 
 // ---- Mod ----
 
-// modGrad is the rule of Mod with fmod=1 on floats: C = A - trunc(A/B) B,
-// so dA = dC and dB = -dC trunc(A/B) (away from the jumps), each reduced
-// to its operand's shape. Integer Mod carries no gradient.
+// modGrad is the rule of Mod on floats: C = A - q B with q = trunc(A/B)
+// (fmod=1) or floor(A/B) (fmod=0, floor mod since version 28), so dA = dC
+// and dB = -dC q (away from the jumps), each reduced to its operand's
+// shape. Integer Mod carries no gradient.
 type modGrad struct {
 	a, b, c int
+	floor   bool // q = floor(A/B), as the forward's floorMod
 	plan    gelemPlan
 	tmp     gradScratch
 	sa, sb  gradScratch
 }
 
 func (gb *gradBuilder) VisitMod(op *ops.Mod) error {
-	k := &modGrad{a: gb.slot(op.In.A), b: gb.slot(op.In.B), c: gb.slot(op.Out.C)}
+	// On floats fmod=0 exists only as version 28's floor mod (earlier
+	// versions reject it in the forward), so Fmod alone picks q.
+	k := &modGrad{a: gb.slot(op.In.A), b: gb.slot(op.In.B), c: gb.slot(op.Out.C), floor: op.Fmod == 0}
 	return gb.set(k.run)
 }
 
@@ -646,7 +650,12 @@ func modGradTyped[T floatElem](k *modGrad, g *gradState, out []int, gc []T, a *o
 		for ok := p.start(out, a.Shape, b.Shape); ok; ok = p.next() {
 			o, ia, ib := p.o, p.ia, p.ib
 			for i := range p.n {
-				q := math.Trunc(float64(ad[ia+i*p.sa]) / float64(bd[ib+i*p.sb]))
+				q := float64(ad[ia+i*p.sa]) / float64(bd[ib+i*p.sb])
+				if k.floor {
+					q = math.Floor(q)
+				} else {
+					q = math.Trunc(q)
+				}
 				part[o+i] = T(-float64(gc[o+i]) * q)
 			}
 		}

@@ -31,31 +31,14 @@ type gradGridSampleKernel struct {
 }
 
 func (gb *gradBuilder) VisitGridSample(op *ops.GridSample) error {
-	v := op.SinceVersion()
-	k := &gradGridSampleKernel{fwd: gridSampleKernel{alignCorners: op.AlignCorners != 0}}
-	if v < 20 {
-		k.fwd.spatialRank = 2
+	fwd, err := gridSampleKernelOf(op, gb.e.threads)
+	if err != nil {
+		return err
 	}
-	switch {
-	case op.Mode == "nearest":
-		k.fwd.mode = gridNearest
-	case op.Mode == "bilinear" && v < 20, op.Mode == "linear" && v >= 20:
-		k.fwd.mode = gridLinear
-	case op.Mode == "bicubic" && v < 20, op.Mode == "cubic" && v >= 20:
+	if fwd.mode == gridCubic {
 		return network.Unsupportedf("gradients of GridSample in mode %q", op.Mode)
-	default:
-		return fmt.Errorf("unknown GridSample %d mode %q", v, op.Mode)
 	}
-	switch op.PaddingMode {
-	case "zeros":
-		k.fwd.padding = gridZeros
-	case "border":
-		k.fwd.padding = gridBorder
-	case "reflection":
-		k.fwd.padding = gridReflection
-	default:
-		return fmt.Errorf("unknown padding_mode %q", op.PaddingMode)
-	}
+	k := &gradGridSampleKernel{fwd: fwd}
 	k.x, k.grid, k.y = gb.slot(op.In.X), gb.slot(op.In.Grid), gb.slot(op.Out.Y)
 	return gb.set(k.run)
 }
@@ -64,18 +47,15 @@ func (gb *gradBuilder) VisitGridSample(op *ops.GridSample) error {
 // index (times stride), weight, weight derivative with respect to x, and
 // whether the pixel exists (false: zeros padding outside); slope is
 // ∂(the coordinate used)/∂x.
-func (k *gradGridSampleKernel) gradGridAxis(x float64, d, stride int, away bool, offs []int, ws, dws []float64, valid []bool) (n int, slope float64) {
+func (k *gradGridSampleKernel) gradGridAxis(x float64, d, stride int, offs []int, ws, dws []float64, valid []bool) (n int, slope float64) {
 	f := &k.fwd
 	lo, hi := -0.5, float64(d)-0.5
 	if f.alignCorners {
 		lo, hi = 0, float64(d-1)
 	}
 	if f.mode == gridNearest {
-		if away {
-			x = math.Round(x)
-		} else {
-			x = math.RoundToEven(x)
-		}
+		// As the forward (axisTaps) rounds, at every rank.
+		x = math.RoundToEven(x)
 	}
 	slope = 1
 	if x < lo || x > hi {
@@ -195,7 +175,7 @@ func gradGridSampleRun[T floatElem](k *gradGridSampleKernel, dx, dg, x, grid, dy
 				} else {
 					sc = float64(l) / 2
 				}
-				m, slope := k.gradGridAxis(xi, l, strides[i], r == 3, offs[2*i:], ws[2*i:], dws[2*i:], valid[2*i:])
+				m, slope := k.gradGridAxis(xi, l, strides[i], offs[2*i:], ws[2*i:], dws[2*i:], valid[2*i:])
 				cnt[i] = m
 				scale[i] = sc * slope
 			}

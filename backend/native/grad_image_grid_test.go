@@ -40,3 +40,30 @@ func TestGridSampleGradients(t *testing.T) {
 		})
 	}
 }
+
+// TestGridSampleNearestHalfGradient samples a volume exactly between
+// pixels: nearest mode rounds those halves to even at every rank, so the
+// gradient must reach the pixel the forward read (0.5 → 0, not 1). The
+// grid is a constant: its derivative is 0 almost everywhere and jumps at
+// these points.
+func TestGridSampleNearestHalfGradient(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	// align_corners=1 on length 3: coordinate g maps to g+1.
+	grid := onnx.FromSlice([]float64{
+		-0.5, -0.5, -0.5,
+		0.5, -0.5, 0,
+		-0.5, 0.5, 1,
+		0, 0, -0.5,
+	}, 1, 1, 2, 2, 3)
+	for _, pad := range []string{"zeros", "border", "reflection"} {
+		t.Run(pad, func(t *testing.T) {
+			nodes := []*onnx.Node{
+				gelemConst(t, "G", grid),
+				testNode(t, 22, "GridSample", []string{"X", "G"}, []string{"Y"},
+					gconvStrAttr("mode", "nearest"), gconvStrAttr("padding_mode", pad), intAttr("align_corners", 1)),
+			}
+			feeds := map[string]onnx.Value{"X": randDoubles(r, 1, 2, 3, 3, 3)}
+			gconvCheckWeighted(t, r, nodes, map[string][]int64{"X": {1, 2, 3, 3, 3}}, nil, feeds, "Y", 1e-6)
+		})
+	}
+}

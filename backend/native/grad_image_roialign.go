@@ -70,31 +70,11 @@ func gradRoiBilinear(y, x float64, h, w int) (wy, wx [4]float64) {
 }
 
 func (gb *gradBuilder) VisitRoiAlign(op *ops.RoiAlign) error {
-	k := &gradRoiAlignKernel{fwd: roiAlignKernel{outH: int(op.OutputHeight), outW: int(op.OutputWidth),
-		samplingRatio: int(op.SamplingRatio), spatialScale: float64(op.SpatialScale), threads: gb.e.threads}}
-	switch op.Mode {
-	case "avg":
-	case "max":
-		k.fwd.maxMode = true
-	default:
-		return fmt.Errorf("unknown RoiAlign mode %q", op.Mode)
+	fwd, err := roiAlignKernelOf(op, gb.e.threads)
+	if err != nil {
+		return err
 	}
-	if op.SinceVersion() >= 16 {
-		switch op.CoordinateTransformationMode {
-		case "half_pixel":
-			k.fwd.halfPixel = true
-		case "output_half_pixel":
-		default:
-			return fmt.Errorf("unknown coordinate_transformation_mode %q", op.CoordinateTransformationMode)
-		}
-	}
-	if op.OutputHeight < 1 || op.OutputWidth < 1 || op.OutputHeight > roiMaxSamples || op.OutputWidth > roiMaxSamples/op.OutputHeight {
-		return fmt.Errorf("output_height %d and output_width %d must be positive and affordable", op.OutputHeight, op.OutputWidth)
-	}
-	if op.SamplingRatio < 0 || op.SamplingRatio > roiMaxSamples ||
-		op.SamplingRatio*op.SamplingRatio > roiMaxSamples/(op.OutputHeight*op.OutputWidth) {
-		return fmt.Errorf("sampling_ratio %d must be 0 (adaptive) or a small positive number", op.SamplingRatio)
-	}
+	k := &gradRoiAlignKernel{fwd: *fwd}
 	k.x, k.rois, k.bi, k.y = gb.slot(op.In.X), gb.slot(op.In.Rois), gb.slot(op.In.BatchIndices), gb.slot(op.Out.Y)
 	return gb.set(k.run)
 }

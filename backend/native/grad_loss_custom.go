@@ -108,8 +108,8 @@ func errGradType(name string, g, x onnx.DataType) error {
 
 func customLossGradTyped[T floatElem](k *customLossGrad, g *gradState, x, y, w, p *onnx.Tensor, gout []T) error {
 	xd, yd := x.Data.([]T), y.Data.([]T)
-	wd := customLossExpand(&k.wb, &k.ew, x.Type, x.Shape, lossData[T](w))
-	pd := customLossExpand(&k.pb, &k.ep, x.Type, x.Shape, lossData[T](p))
+	wd := customLossExpand(&k.wb, &k.ew, x.Type, x.Shape, optionalData[T](w))
+	pd := customLossExpand(&k.pb, &k.ep, x.Type, x.Shape, optionalData[T](p))
 	wantX, wantY := g.wants(k.x), g.wants(k.y)
 	wantW, wantP := w != nil && g.wants(k.w), p != nil && g.wants(k.p)
 	var gx, gy, fw, fp []T

@@ -83,7 +83,7 @@ func gnormPut(g *gradState, slot int, s *gradScratch, like *onnx.Tensor, vals []
 
 // gnormZero returns buf resized to n and zeroed.
 func gnormZero(buf *[]float64, n int) []float64 {
-	out := grow(buf, n)
+	out := scratchOf(buf, n)
 	clear(out)
 	return out
 }

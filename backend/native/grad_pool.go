@@ -51,13 +51,10 @@ type gradPoolRanges struct {
 func (r *gradPoolRanges) Work(w int) { r.body(w, w*r.n/r.chunks, (w+1)*r.n/r.chunks) }
 
 // gradPoolWalker lists the input positions of one output position's
-// window, like poolWindow.visit but into a reusable slice.
+// window: poolWindow.visit into a reusable slice.
 type gradPoolWalker struct {
-	pl    *poolPlan
-	start []int
-	pos   []int
-	opos  []int
-	offs  []int // the window's input offsets inside the plane, in order
+	poolWindow
+	offs []int // the window's input offsets inside the plane, in order
 }
 
 func (w *gradPoolWalker) reset(pl *poolPlan) {
@@ -76,62 +73,8 @@ func (w *gradPoolWalker) reset(pl *poolPlan) {
 // window fills w.offs for the current output position and returns the
 // forward's divisor for average pooling.
 func (w *gradPoolWalker) window() int {
-	g := w.pl.g
-	n := len(g.In)
-	for d := range n {
-		w.start[d] = w.opos[d]*g.Strides[d] - g.PadBegin[d]
-		w.pos[d] = 0
-	}
 	w.offs = w.offs[:0]
-	padded := 0
-	for {
-		inside, insidePad, off := true, true, 0
-		for d := range n {
-			i := w.start[d] + w.pos[d]*g.Dilations[d]
-			if i < 0 || i >= g.In[d] {
-				inside = false
-				if i < -g.PadBegin[d] || i >= g.In[d]+g.PadEnd[d] {
-					insidePad = false
-				}
-			} else {
-				off += i * w.pl.inStride[d]
-			}
-		}
-		if inside {
-			w.offs = append(w.offs, off)
-		}
-		if insidePad {
-			padded++
-		}
-		d := n - 1
-		for ; d >= 0; d-- {
-			w.pos[d]++
-			if w.pos[d] < g.Kernel[d] {
-				break
-			}
-			w.pos[d] = 0
-		}
-		if d < 0 {
-			break
-		}
-	}
-	if w.pl.countPad {
-		return padded
-	}
-	return len(w.offs)
-}
-
-// next advances the output position; false after the last one.
-func (w *gradPoolWalker) next() bool {
-	g := w.pl.g
-	for d := len(g.Out) - 1; d >= 0; d-- {
-		w.opos[d]++
-		if w.opos[d] < g.Out[d] {
-			return true
-		}
-		w.opos[d] = 0
-	}
-	return false
+	return w.visit(func(off int) { w.offs = append(w.offs, off) })
 }
 
 // gradPoolKernel is the backward kernel of MaxPool, AveragePool or LpPool.

@@ -51,13 +51,6 @@ type rnnGradWork[T floatElem] struct {
 	dGX, dGR, dGs, dH, dC, dHd, dHp, dRh, dXs []T
 }
 
-func rnnGrow[T floatElem](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
-	}
-	return s[:n]
-}
-
 // rnnStateInput reports whether input i of op is initial_h or initial_c
 // of RNN, GRU or LSTM. ONNX's schemas mark them non-differentiable from
 // version 14 (versions 1 and 7 leave them unmarked), yet the outputs
@@ -239,14 +232,6 @@ func (k *rnnGrad) run(slots []onnx.Value, g *gradState) error {
 	return nil
 }
 
-// rnnTData is the backing slice of an optional tensor (nil when absent).
-func rnnTData[T floatElem](t *onnx.Tensor) []T {
-	if t == nil {
-		return nil
-	}
-	return t.Data.([]T)
-}
-
 // rnnYOff is the offset of Y's row (t, d, b); rnnStateOff that of Y_h's,
 // Y_c's, initial_h's and initial_c's row (d, b).
 func rnnYOff(layout, S, D, B, H, t, d, b int) int {
@@ -329,10 +314,10 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 	GH := G * H
 	SB := S * B
 	x, w, r := ts.x.Data.([]T), ts.w.Data.([]T), ts.r.Data.([]T)
-	bias, h0, c0, p := rnnTData[T](ts.bias), rnnTData[T](ts.h0), rnnTData[T](ts.c0), rnnTData[T](ts.p)
-	gy, gyh, gyc := rnnTData[T](ts.gy), rnnTData[T](ts.gyh), rnnTData[T](ts.gyc)
-	dx, dw, dr, db := rnnTData[T](ts.dx), rnnTData[T](ts.dw), rnnTData[T](ts.dr), rnnTData[T](ts.db)
-	dh0, dc0, dp := rnnTData[T](ts.dh0), rnnTData[T](ts.dc0), rnnTData[T](ts.dpp)
+	bias, h0, c0, p := optionalData[T](ts.bias), optionalData[T](ts.h0), optionalData[T](ts.c0), optionalData[T](ts.p)
+	gy, gyh, gyc := optionalData[T](ts.gy), optionalData[T](ts.gyh), optionalData[T](ts.gyc)
+	dx, dw, dr, db := optionalData[T](ts.dx), optionalData[T](ts.dw), optionalData[T](ts.dr), optionalData[T](ts.db)
+	dh0, dc0, dp := optionalData[T](ts.dh0), optionalData[T](ts.dc0), optionalData[T](ts.dpp)
 	if cfg.cell != cellLSTM {
 		c0, p, gyc, dc0, dp = nil, nil, nil, nil, nil
 	}
@@ -346,7 +331,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 	// X in [seq, batch, input].
 	xs := x
 	if cfg.layout == 1 {
-		wk.xs = rnnGrow(wk.xs, len(x))
+		wk.xs = reduceGrow(wk.xs, len(x))
 		xs = wk.xs
 		for b := range B {
 			for s := range S {
@@ -358,37 +343,37 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 	if dx != nil {
 		dxs = dx // zeroed
 		if cfg.layout == 1 {
-			wk.dXs = rnnGrow(wk.dXs, SB*I)
+			wk.dXs = reduceGrow(wk.dXs, SB*I)
 			dxs = wk.dXs
 			clear(dxs)
 		}
 	}
-	wk.xw = rnnGrow(wk.xw, SB*GH)
-	wk.pre = rnnGrow(wk.pre, SB*GH)
-	wk.act = rnnGrow(wk.act, SB*GH)
-	wk.hPrev = rnnGrow(wk.hPrev, SB*H)
-	wk.cPrev = rnnGrow(wk.cPrev, SB*H)
-	wk.cNew = rnnGrow(wk.cNew, SB*H)
-	wk.aux = rnnGrow(wk.aux, SB*H)
-	wk.hState = rnnGrow(wk.hState, B*H)
-	wk.cState = rnnGrow(wk.cState, B*H)
-	wk.hr = rnnGrow(wk.hr, B*GH)
-	wk.rhStep = rnnGrow(wk.rhStep, B*H)
-	wk.rhR = rnnGrow(wk.rhR, B*H)
-	wk.gBias = rnnGrow(wk.gBias, GH)
-	wk.rbh = rnnGrow(wk.rbh, H)
-	wk.dGX = rnnGrow(wk.dGX, SB*GH)
+	wk.xw = reduceGrow(wk.xw, SB*GH)
+	wk.pre = reduceGrow(wk.pre, SB*GH)
+	wk.act = reduceGrow(wk.act, SB*GH)
+	wk.hPrev = reduceGrow(wk.hPrev, SB*H)
+	wk.cPrev = reduceGrow(wk.cPrev, SB*H)
+	wk.cNew = reduceGrow(wk.cNew, SB*H)
+	wk.aux = reduceGrow(wk.aux, SB*H)
+	wk.hState = reduceGrow(wk.hState, B*H)
+	wk.cState = reduceGrow(wk.cState, B*H)
+	wk.hr = reduceGrow(wk.hr, B*GH)
+	wk.rhStep = reduceGrow(wk.rhStep, B*H)
+	wk.rhR = reduceGrow(wk.rhR, B*H)
+	wk.gBias = reduceGrow(wk.gBias, GH)
+	wk.rbh = reduceGrow(wk.rbh, H)
+	wk.dGX = reduceGrow(wk.dGX, SB*GH)
 	dGR := wk.dGX
 	if lbr {
-		wk.dGR = rnnGrow(wk.dGR, SB*GH)
+		wk.dGR = reduceGrow(wk.dGR, SB*GH)
 		dGR = wk.dGR
 	}
-	wk.dGs = rnnGrow(wk.dGs, B*GH)
-	wk.dH = rnnGrow(wk.dH, B*H)
-	wk.dC = rnnGrow(wk.dC, B*H)
-	wk.dHd = rnnGrow(wk.dHd, B*H)
-	wk.dHp = rnnGrow(wk.dHp, B*H)
-	wk.dRh = rnnGrow(wk.dRh, B*H)
+	wk.dGs = reduceGrow(wk.dGs, B*GH)
+	wk.dH = reduceGrow(wk.dH, B*H)
+	wk.dC = reduceGrow(wk.dC, B*H)
+	wk.dHd = reduceGrow(wk.dHd, B*H)
+	wk.dHp = reduceGrow(wk.dHp, B*H)
+	wk.dRh = reduceGrow(wk.dRh, B*H)
 	xw, pre, act, hPrev, cPrev, cNew, aux := wk.xw, wk.pre, wk.act, wk.hPrev, wk.cPrev, wk.cNew, wk.aux
 	hState, cState, hr, rhStep, rhR, gBias, rbh := wk.hState, wk.cState, wk.hr, wk.rhStep, wk.rhR, wk.gBias, wk.rbh
 	dGX, dGs, dH, dC, dHd, dHp, dRh := wk.dGX, wk.dGs, wk.dH, wk.dC, wk.dHd, wk.dHp, wk.dRh
@@ -400,21 +385,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 		acts := cfg.acts[d]
 		wd := w[d*GH*I : (d+1)*GH*I]
 		rd := r[d*GH*H : (d+1)*GH*H]
-		clear(gBias)
-		clear(rbh)
-		if bias != nil {
-			wb := bias[d*2*GH : d*2*GH+GH]
-			rb := bias[d*2*GH+GH : (d+1)*2*GH]
-			for i := range GH {
-				gBias[i] = wb[i] + rb[i]
-			}
-			if lbr {
-				for i := range H {
-					gBias[2*H+i] = wb[2*H+i]
-					rbh[i] = rb[2*H+i]
-				}
-			}
-		}
+		rnnDirectionBias(gBias, rbh, bias, d, H, lbr)
 		var pd []T
 		if p != nil {
 			pd = p[d*3*H : (d+1)*3*H]

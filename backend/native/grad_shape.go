@@ -359,13 +359,9 @@ func (gb *gradBuilder) VisitTile(op *ops.Tile) error {
 // spaceDepthGrad: DepthToSpace and SpaceToDepth are 6-D transposes; the
 // gradient goes back through the same permuted strides.
 func (gb *gradBuilder) spaceDepthGrad(in, out string, blocksize int64, mode string, toSpace bool) error {
-	var crd bool
-	switch mode {
-	case "DCR", "":
-	case "CRD":
-		crd = true
-	default:
-		return network.Unsupportedf("mode %q", mode)
+	crd, err := spaceDepthCRD(mode)
+	if err != nil {
+		return err
 	}
 	if blocksize < 1 {
 		return fmt.Errorf("blocksize %d must be positive", blocksize)
@@ -464,7 +460,7 @@ func (k *gradPadKernel) run(slots []onnx.Value, g *gradState) error {
 			}
 		}
 	}
-	begin, _, shape, err := shapePadAmounts(xt.Shape, pads, axes)
+	begin, end, shape, err := shapePadAmounts(xt.Shape, pads, axes)
 	if err != nil {
 		return err
 	}
@@ -511,14 +507,15 @@ func (k *gradPadKernel) run(slots []onnx.Value, g *gradState) error {
 		return g.add(k.x, gx)
 	}
 	for a := range rank {
-		if xt.Shape[a] == 0 && gy.Shape[a] > 0 {
-			return fmt.Errorf("cannot pad an empty axis %d of %v in this mode", a, xt.Shape)
+		if kept := xt.Shape[a] - max(0, -begin[a]) - max(0, -end[a]); kept <= 0 && gy.Shape[a] > 0 {
+			return fmt.Errorf("cannot pad axis %d of %v in this mode: no element is left after cropping", a, xt.Shape)
 		}
 	}
 	if gy.Len() == 0 {
 		return g.add(k.x, gx)
 	}
-	// maps[a][o]: offset in the input of output coordinate o along axis a.
+	// maps[a][o]: offset in the input of output coordinate o along axis a,
+	// as the forward maps it (a negative side cropped first).
 	if cap(k.maps) < rank {
 		k.maps = make([][]int, rank)
 	}
@@ -527,7 +524,7 @@ func (k *gradPadKernel) run(slots []onnx.Value, g *gradState) error {
 	for a := range rank {
 		k.maps[a] = reduceGrow(k.maps[a], gy.Shape[a])
 		for o := range k.maps[a] {
-			k.maps[a][o] = shapePadSourceIndex(k.mode, o, begin[a], xt.Shape[a]) * inStrides[a]
+			k.maps[a][o] = shapePadCropSourceIndex(k.mode, o, begin[a], end[a], xt.Shape[a]) * inStrides[a]
 		}
 	}
 	k.counter = reduceGrow(k.counter, rank)

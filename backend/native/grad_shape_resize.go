@@ -30,41 +30,9 @@ type gradResizeKernel struct {
 }
 
 func (gb *gradBuilder) VisitResize(op *ops.Resize) error {
-	v := op.SinceVersion()
-	k := &resizeKernel{op: "Resize", threads: gb.e.threads, cubicA: float64(op.CubicCoeffA),
-		excludeOutside: op.ExcludeOutside != 0, antialias: op.Antialias != 0,
-		extrapolation: float64(op.ExtrapolationValue), axes: op.Axes}
-	switch op.Mode {
-	case "nearest":
-		k.interp = resizeNearest
-	case "linear":
-		k.interp = resizeLinear
-	case "cubic":
-		k.interp = resizeCubic
-	default:
-		return fmt.Errorf("unknown Resize mode %q", op.Mode)
-	}
-	if v < 11 {
-		k.coord, k.rounding = resizeAsymmetric, resizeSimple
-	} else {
-		c, ok := resizeCoordNames[op.CoordinateTransformationMode]
-		if !ok {
-			return fmt.Errorf("unknown coordinate_transformation_mode %q", op.CoordinateTransformationMode)
-		}
-		r, ok := resizeRoundingNames[op.NearestMode]
-		if !ok {
-			return fmt.Errorf("unknown nearest_mode %q", op.NearestMode)
-		}
-		k.coord, k.rounding = c, r
-	}
-	switch op.KeepAspectRatioPolicy {
-	case "", "stretch":
-	case "not_larger":
-		k.keepAspect = resizeNotLarger
-	case "not_smaller":
-		k.keepAspect = resizeNotSmaller
-	default:
-		return fmt.Errorf("unknown keep_aspect_ratio_policy %q", op.KeepAspectRatioPolicy)
+	k, err := resizeKernelOf(op, gb.e.threads)
+	if err != nil {
+		return err
 	}
 	gk := &gradResizeKernel{k: k, x: gb.slot(op.In.X), roi: gb.slot(op.In.Roi), scales: gb.slot(op.In.Scales), sizes: gb.slot(op.In.Sizes), y: gb.slot(op.Out.Y)}
 	return gb.set(gk.run)
@@ -72,14 +40,9 @@ func (gb *gradBuilder) VisitResize(op *ops.Resize) error {
 
 func (gb *gradBuilder) VisitUpsample(op *ops.Upsample) error {
 	v := op.SinceVersion()
-	k := &resizeKernel{op: "Upsample", threads: gb.e.threads, coord: resizeAsymmetric, rounding: resizeSimple}
-	switch {
-	case op.Mode == "nearest":
-		k.interp = resizeNearest
-	case op.Mode == "linear" && v >= 7, op.Mode == "bilinear" && v < 7:
-		k.interp = resizeLinear
-	default:
-		return fmt.Errorf("unknown Upsample %d mode %q", v, op.Mode)
+	k, err := upsampleKernelOf(op, gb.e.threads)
+	if err != nil {
+		return err
 	}
 	gk := &gradResizeKernel{k: k, x: gb.slot(op.In.X), roi: -1, scales: -1, sizes: -1, y: gb.slot(op.Out.Y), upsample: true}
 	switch {

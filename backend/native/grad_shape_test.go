@@ -134,6 +134,13 @@ func TestPadGradients(t *testing.T) {
 			feeds: x(), consts: map[string]*onnx.Tensor{"pads": i64s(2, 3), "axes": i64s(-1)}, out: "Y"},
 		{name: "wrap 19", nodes: []*onnx.Node{testNode(t, 19, "Pad", []string{"X", "pads"}, []string{"Y"}, strAttrOf("mode", "wrap"))},
 			feeds: x(), consts: map[string]*onnx.Tensor{"pads": i64s(4, 1, 2, 5)}, out: "Y"},
+		// A negative side crops first and the other side pads from what
+		// remains: the gradient folds back over the kept elements only.
+		{name: "wrap 19 crop one side", nodes: []*onnx.Node{testNode(t, 19, "Pad", []string{"X", "pads"}, []string{"Y"}, strAttrOf("mode", "wrap"))},
+			feeds: x(), consts: map[string]*onnx.Tensor{"pads": i64s(-1, 2, 3, -2)}, out: "Y"},
+		{name: "reflect 18 crop one side", nodes: []*onnx.Node{testNode(t, 18, "Pad", []string{"X", "pads"}, []string{"Y"}, strAttrOf("mode", "reflect"))},
+			feeds: x(), consts: map[string]*onnx.Tensor{"pads": i64s(2, -1, -1, 3)}, out: "Y"},
+		{name: "reflect 2 crop one side", nodes: []*onnx.Node{testNode(t, 2, "Pad", []string{"X"}, []string{"Y"}, intsAttr("pads", 0, 3, 0, -2), strAttrOf("mode", "reflect"))}, feeds: x(), out: "Y"},
 	})
 }
 

@@ -265,12 +265,11 @@ func gridSampleRun[W float32 | float64](k *gridSampleKernel, dst, src []W, inSha
 	})
 }
 
-// VisitGridSample compiles GridSample; mode names changed in version 20
-// (bilinear, bicubic became linear, cubic) and inputs of any spatial rank
-// were allowed.
-func (b *builder) VisitGridSample(op *ops.GridSample) error {
+// gridSampleKernelOf configures the kernel of a GridSample node from the
+// attributes of its version (shared by the forward and the gradient).
+func gridSampleKernelOf(op *ops.GridSample, threads int) (gridSampleKernel, error) {
 	v := op.SinceVersion()
-	k := &gridSampleKernel{alignCorners: op.AlignCorners != 0, threads: b.e.threads}
+	k := gridSampleKernel{alignCorners: op.AlignCorners != 0, threads: threads}
 	if v < 20 {
 		k.spatialRank = 2
 	}
@@ -282,7 +281,7 @@ func (b *builder) VisitGridSample(op *ops.GridSample) error {
 	case op.Mode == "bicubic" && v < 20, op.Mode == "cubic" && v >= 20:
 		k.mode = gridCubic
 	default:
-		return fmt.Errorf("unknown GridSample %d mode %q", v, op.Mode)
+		return k, fmt.Errorf("unknown GridSample %d mode %q", v, op.Mode)
 	}
 	switch op.PaddingMode {
 	case "zeros":
@@ -292,7 +291,18 @@ func (b *builder) VisitGridSample(op *ops.GridSample) error {
 	case "reflection":
 		k.padding = gridReflection
 	default:
-		return fmt.Errorf("unknown padding_mode %q", op.PaddingMode)
+		return k, fmt.Errorf("unknown padding_mode %q", op.PaddingMode)
+	}
+	return k, nil
+}
+
+// VisitGridSample compiles GridSample; mode names changed in version 20
+// (bilinear, bicubic became linear, cubic) and inputs of any spatial rank
+// were allowed.
+func (b *builder) VisitGridSample(op *ops.GridSample) error {
+	k, err := gridSampleKernelOf(op, b.e.threads)
+	if err != nil {
+		return err
 	}
 	x, err := b.input(op.In.X)
 	if err != nil {

@@ -736,11 +736,11 @@ func resizeGather[T any](dst []T, srcAny, extAny any, inShape []int, plan []resi
 	return nil
 }
 
-// VisitResize compiles Resize with the inputs and attributes of its
-// version.
-func (b *builder) VisitResize(op *ops.Resize) error {
+// resizeKernelOf configures the kernel of a Resize node from the
+// attributes of its version (shared by the forward and the gradient).
+func resizeKernelOf(op *ops.Resize, threads int) (*resizeKernel, error) {
 	v := op.SinceVersion()
-	k := &resizeKernel{op: "Resize", threads: b.e.threads, cubicA: float64(op.CubicCoeffA),
+	k := &resizeKernel{op: "Resize", threads: threads, cubicA: float64(op.CubicCoeffA),
 		excludeOutside: op.ExcludeOutside != 0, antialias: op.Antialias != 0,
 		extrapolation: float64(op.ExtrapolationValue), axes: op.Axes}
 	switch op.Mode {
@@ -750,11 +750,11 @@ func (b *builder) VisitResize(op *ops.Resize) error {
 		k.interp = resizeLinear
 	case "cubic":
 		if v < 11 {
-			return fmt.Errorf("Resize %d has no cubic mode", v)
+			return nil, fmt.Errorf("Resize %d has no cubic mode", v)
 		}
 		k.interp = resizeCubic
 	default:
-		return fmt.Errorf("unknown Resize mode %q", op.Mode)
+		return nil, fmt.Errorf("unknown Resize mode %q", op.Mode)
 	}
 	if v < 11 {
 		// Resize 10 is Upsample 9 that may also downsample.
@@ -762,20 +762,20 @@ func (b *builder) VisitResize(op *ops.Resize) error {
 	} else {
 		c, ok := resizeCoordNames[op.CoordinateTransformationMode]
 		if !ok || (c == resizeHalfPixelSymmetric && v < 19) {
-			return fmt.Errorf("unknown coordinate_transformation_mode %q for Resize %d", op.CoordinateTransformationMode, v)
+			return nil, fmt.Errorf("unknown coordinate_transformation_mode %q for Resize %d", op.CoordinateTransformationMode, v)
 		}
 		k.coord = c
 		r, ok := resizeRoundingNames[op.NearestMode]
 		if !ok {
-			return fmt.Errorf("unknown nearest_mode %q", op.NearestMode)
+			return nil, fmt.Errorf("unknown nearest_mode %q", op.NearestMode)
 		}
 		k.rounding = r
 	}
 	if op.ExcludeOutside != 0 && op.ExcludeOutside != 1 {
-		return fmt.Errorf("exclude_outside must be 0 or 1, got %d", op.ExcludeOutside)
+		return nil, fmt.Errorf("exclude_outside must be 0 or 1, got %d", op.ExcludeOutside)
 	}
 	if op.Antialias != 0 && op.Antialias != 1 {
-		return fmt.Errorf("antialias must be 0 or 1, got %d", op.Antialias)
+		return nil, fmt.Errorf("antialias must be 0 or 1, got %d", op.Antialias)
 	}
 	switch op.KeepAspectRatioPolicy {
 	case "", "stretch":
@@ -784,7 +784,17 @@ func (b *builder) VisitResize(op *ops.Resize) error {
 	case "not_smaller":
 		k.keepAspect = resizeNotSmaller
 	default:
-		return fmt.Errorf("unknown keep_aspect_ratio_policy %q", op.KeepAspectRatioPolicy)
+		return nil, fmt.Errorf("unknown keep_aspect_ratio_policy %q", op.KeepAspectRatioPolicy)
+	}
+	return k, nil
+}
+
+// VisitResize compiles Resize with the inputs and attributes of its
+// version.
+func (b *builder) VisitResize(op *ops.Resize) error {
+	k, err := resizeKernelOf(op, b.e.threads)
+	if err != nil {
+		return err
 	}
 	x, err := b.input(op.In.X)
 	if err != nil {
@@ -808,20 +818,31 @@ func (b *builder) VisitResize(op *ops.Resize) error {
 	}))
 }
 
-// VisitUpsample compiles Upsample: scales from the height_scale and
-// width_scale attributes of a 4-D input (version 1), the scales attribute
-// (version 7) or the scales input (versions 9 and 10). Coordinates are
-// asymmetric (x / scale); nearest takes the floor.
-func (b *builder) VisitUpsample(op *ops.Upsample) error {
+// upsampleKernelOf configures the kernel of an Upsample node from its
+// mode (shared by the forward and the gradient).
+func upsampleKernelOf(op *ops.Upsample, threads int) (*resizeKernel, error) {
 	v := op.SinceVersion()
-	k := &resizeKernel{op: "Upsample", threads: b.e.threads, coord: resizeAsymmetric, rounding: resizeSimple}
+	k := &resizeKernel{op: "Upsample", threads: threads, coord: resizeAsymmetric, rounding: resizeSimple}
 	switch {
 	case op.Mode == "nearest":
 		k.interp = resizeNearest
 	case op.Mode == "linear" && v >= 7, op.Mode == "bilinear" && v < 7:
 		k.interp = resizeLinear
 	default:
-		return fmt.Errorf("unknown Upsample %d mode %q", v, op.Mode)
+		return nil, fmt.Errorf("unknown Upsample %d mode %q", v, op.Mode)
+	}
+	return k, nil
+}
+
+// VisitUpsample compiles Upsample: scales from the height_scale and
+// width_scale attributes of a 4-D input (version 1), the scales attribute
+// (version 7) or the scales input (versions 9 and 10). Coordinates are
+// asymmetric (x / scale); nearest takes the floor.
+func (b *builder) VisitUpsample(op *ops.Upsample) error {
+	v := op.SinceVersion()
+	k, err := upsampleKernelOf(op, b.e.threads)
+	if err != nil {
+		return err
 	}
 	x, err := b.input(op.In.X)
 	if err != nil {

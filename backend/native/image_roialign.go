@@ -196,18 +196,17 @@ func roiBilinear(y, x float64, h, w int) roiSample {
 	}
 }
 
-// VisitRoiAlign compiles RoiAlign; version 16 added
-// coordinate_transformation_mode (default half_pixel), version 10 behaves
-// as output_half_pixel.
-func (b *builder) VisitRoiAlign(op *ops.RoiAlign) error {
+// roiAlignKernelOf configures the kernel of a RoiAlign node from the
+// attributes of its version (shared by the forward and the gradient).
+func roiAlignKernelOf(op *ops.RoiAlign, threads int) (*roiAlignKernel, error) {
 	k := &roiAlignKernel{outH: int(op.OutputHeight), outW: int(op.OutputWidth),
-		samplingRatio: int(op.SamplingRatio), spatialScale: float64(op.SpatialScale), threads: b.e.threads}
+		samplingRatio: int(op.SamplingRatio), spatialScale: float64(op.SpatialScale), threads: threads}
 	switch op.Mode {
 	case "avg":
 	case "max":
 		k.maxMode = true
 	default:
-		return fmt.Errorf("unknown RoiAlign mode %q", op.Mode)
+		return nil, fmt.Errorf("unknown RoiAlign mode %q", op.Mode)
 	}
 	if op.SinceVersion() >= 16 {
 		switch op.CoordinateTransformationMode {
@@ -215,15 +214,26 @@ func (b *builder) VisitRoiAlign(op *ops.RoiAlign) error {
 			k.halfPixel = true
 		case "output_half_pixel":
 		default:
-			return fmt.Errorf("unknown coordinate_transformation_mode %q", op.CoordinateTransformationMode)
+			return nil, fmt.Errorf("unknown coordinate_transformation_mode %q", op.CoordinateTransformationMode)
 		}
 	}
 	if op.OutputHeight < 1 || op.OutputWidth < 1 || op.OutputHeight > roiMaxSamples || op.OutputWidth > roiMaxSamples/op.OutputHeight {
-		return fmt.Errorf("output_height %d and output_width %d must be positive and affordable", op.OutputHeight, op.OutputWidth)
+		return nil, fmt.Errorf("output_height %d and output_width %d must be positive and affordable", op.OutputHeight, op.OutputWidth)
 	}
 	if op.SamplingRatio < 0 || op.SamplingRatio > roiMaxSamples ||
 		op.SamplingRatio*op.SamplingRatio > roiMaxSamples/(op.OutputHeight*op.OutputWidth) {
-		return fmt.Errorf("sampling_ratio %d must be 0 (adaptive) or a small positive number", op.SamplingRatio)
+		return nil, fmt.Errorf("sampling_ratio %d must be 0 (adaptive) or a small positive number", op.SamplingRatio)
+	}
+	return k, nil
+}
+
+// VisitRoiAlign compiles RoiAlign; version 16 added
+// coordinate_transformation_mode (default half_pixel), version 10 behaves
+// as output_half_pixel.
+func (b *builder) VisitRoiAlign(op *ops.RoiAlign) error {
+	k, err := roiAlignKernelOf(op, b.e.threads)
+	if err != nil {
+		return err
 	}
 	x, err := b.input(op.In.X)
 	if err != nil {

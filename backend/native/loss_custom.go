@@ -185,9 +185,9 @@ func (k *customLossKernel) compute(x, y, w, p *onnx.Tensor) (*onnx.Tensor, error
 	out := k.out.tensor(x.Type, outShape)
 	switch xd := x.Data.(type) {
 	case []float32:
-		customLossTyped(k, onnx.Float, xd, y.Data.([]float32), lossData[float32](w), lossData[float32](p), x.Shape, out.Data.([]float32))
+		customLossTyped(k, onnx.Float, xd, y.Data.([]float32), optionalData[float32](w), optionalData[float32](p), x.Shape, out.Data.([]float32))
 	case []float64:
-		customLossTyped(k, onnx.Double, xd, y.Data.([]float64), lossData[float64](w), lossData[float64](p), x.Shape, out.Data.([]float64))
+		customLossTyped(k, onnx.Double, xd, y.Data.([]float64), optionalData[float64](w), optionalData[float64](p), x.Shape, out.Data.([]float64))
 	case []onnx.F16, []onnx.BF16:
 		widen := func(s *float32Scratch, t *onnx.Tensor) []float32 {
 			if t == nil {
@@ -205,14 +205,6 @@ func (k *customLossKernel) compute(x, y, w, p *onnx.Tensor) (*onnx.Tensor, error
 		return nil, network.Unsupportedf("%s of tensor(%v)", k.name, x.Type)
 	}
 	return out, nil
-}
-
-// lossData is an optional tensor's backing slice, nil when absent.
-func lossData[T floatElem](t *onnx.Tensor) []T {
-	if t == nil {
-		return nil
-	}
-	return t.Data.([]T)
 }
 
 // customLossExpand returns an optional operand broadcast to the input's

@@ -63,16 +63,6 @@ func (k *batchNormKernel) statsFor(x *onnx.Tensor) (mean, vr []float64, ok bool)
 	return k.batchMean, k.batchVar, true
 }
 
-// grow returns buf resized to n elements, reusing its storage (the
-// elements kept are not cleared).
-func grow(buf *[]float64, n int) []float64 {
-	if cap(*buf) < n {
-		*buf = make([]float64, n)
-	}
-	*buf = (*buf)[:n]
-	return *buf
-}
-
 // batchNormResult holds the statistics a training run outputs.
 type batchNormResult struct {
 	y                   *onnx.Tensor
@@ -119,7 +109,7 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 	*res = batchNormResult{}
 	k.statsX = nil
 	if k.training {
-		bm, bv := grow(&k.batchMean, features), grow(&k.batchVar, features)
+		bm, bv := scratchOf(&k.batchMean, features), scratchOf(&k.batchVar, features)
 		if xd, ok := x.Data.([]float32); ok && inner >= minVectorRun {
 			batchStats32(bm, bv, xd, n, features, inner, k.threads, &k.stats)
 			k.statsX, k.statsLen = unsafe.SliceData(xd), len(xd)
@@ -127,7 +117,7 @@ func (k *batchNormKernel) compute(x, scale, bias, mean, variance *onnx.Tensor) (
 			return nil, err
 		}
 		res.batchMean, res.batchVar = bm, bv
-		res.runMean, res.runVar = grow(&k.runMean, features), grow(&k.runVar, features)
+		res.runMean, res.runVar = scratchOf(&k.runMean, features), scratchOf(&k.runVar, features)
 		for f := range features {
 			res.runMean[f] = mu[f]*k.momentum + bm[f]*(1-k.momentum)
 			res.runVar[f] = vr[f]*k.momentum + bv[f]*(1-k.momentum)

@@ -195,7 +195,7 @@ func (k *lpNormKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 		shape = []int{1}
 	}
 	outer, n, inner := onnx.NumElements(shape[:ax]), shape[ax], onnx.NumElements(shape[ax+1:])
-	xd, err := signalWiden(x, &k.wx)
+	xd, err := float64Data(x, &k.wx)
 	if err != nil {
 		return nil, err
 	}

@@ -175,26 +175,11 @@ func normParam(name string, t *onnx.Tensor, target []int, buf *[]float64) ([]flo
 	return out, nil
 }
 
-// statsBuffer stores per-row statistics into a reusable tensor of a float
+// statsTensor stores per-row statistics into a reusable tensor of a float
 // type.
 func statsTensor(buf *outputBuffer, typ onnx.DataType, shape []int, vals []float64) (*onnx.Tensor, error) {
 	t := buf.tensor(typ, shape)
-	switch d := t.Data.(type) {
-	case []float32:
-		for i, v := range vals {
-			d[i] = float32(v)
-		}
-	case []float64:
-		copy(d, vals)
-	case []onnx.F16:
-		for i, v := range vals {
-			d[i] = onnx.F16From(float32(v))
-		}
-	case []onnx.BF16:
-		for i, v := range vals {
-			d[i] = onnx.BF16From(float32(v))
-		}
-	default:
+	if !storeFloat64s(t, vals) {
 		return nil, network.Unsupportedf("statistics of type %v", typ)
 	}
 	return t, nil

@@ -138,3 +138,21 @@ func TestBatchNormalizationTrainingStats(t *testing.T) {
 		t.Fatalf("running stats %v %v", res.runMean, res.runVar)
 	}
 }
+
+func TestLpNormalization(t *testing.T) {
+	x := onnx.FromSlice([]float32{3, 4, 0, 0, 1, -1}, 3, 2)
+	out, err := runOp(t, "", 1, "LpNormalization", nil, 1, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := 1 / math.Sqrt(2)
+	sigClose(t, "L2 rows", sigFloats(t, out[0]), []float64{0.6, 0.8, 0, 0, s, -s}, 1e-6)
+	out, err = runOp(t, "", 22, "LpNormalization", []*onnx.Attribute{intAttr("axis", 0), intAttr("p", 1)}, 1, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sigClose(t, "L1 columns", sigFloats(t, out[0]), []float64{0.75, 0.8, 0, 0, 0.25, -0.2}, 1e-6)
+	if _, err := runOp(t, "", 1, "LpNormalization", []*onnx.Attribute{intAttr("p", 3)}, 1, x); err == nil {
+		t.Error("p 3: expected an error")
+	}
+}

@@ -105,6 +105,26 @@ func float32Data(t *onnx.Tensor, scratch *float32Scratch) ([]float32, error) {
 	return nil, network.Unsupportedf("tensor(%v) here (float, float16 or bfloat16)", t.Type)
 }
 
+// float64Data returns t's data as float64: the slice itself for double,
+// float32, float16 and bfloat16 widened into scratch. For kernels that
+// compute in float64 (the signal transforms, the attention family).
+func float64Data(t *onnx.Tensor, scratch *[]float64) ([]float64, error) {
+	if d, ok := t.Data.([]float64); ok {
+		return d, nil
+	}
+	n := t.Len()
+	if cap(*scratch) < n {
+		*scratch = make([]float64, n)
+	}
+	dst := (*scratch)[:n]
+	switch t.Data.(type) {
+	case []float32, []onnx.F16, []onnx.BF16:
+		float64sInto(dst, t.Data)
+		return dst, nil
+	}
+	return nil, network.Unsupportedf("tensor(%v) here (double, float, float16 or bfloat16)", t.Type)
+}
+
 // storeFloat32s writes float32 results into out (float32, float16 or
 // bfloat16).
 func storeFloat32s(out *onnx.Tensor, v []float32) error {

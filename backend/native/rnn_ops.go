@@ -227,15 +227,6 @@ type rnnScratch[T floatElem] struct {
 	rt, wt                                                    []float32 // rnnDirectionVec's transposed R and W
 }
 
-// scratchOf returns n elements of *buf, growing it when it is shorter; the
-// contents are unspecified.
-func scratchOf[T any](buf *[]T, n int) []T {
-	if cap(*buf) < n {
-		*buf = make([]T, n)
-	}
-	return (*buf)[:n]
-}
-
 // rnnNode is what a recurrent node's forward kernel and backward rule
 // both read from it: the configuration and the names of its values
 // ("" where omitted).
@@ -432,14 +423,14 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 		if outs[2] != nil {
 			yc = outs[2].Data.([]float64)
 		}
-		rnnRun(cfg, &pr, k.threads, &k.s64, x.Float64s(), w.Float64s(), r.Float64s(), rnnData[float64](bias), rnnData[float64](h0), rnnData[float64](c0), rnnData[float64](p),
+		rnnRun(cfg, &pr, k.threads, &k.s64, x.Float64s(), w.Float64s(), r.Float64s(), optionalData[float64](bias), optionalData[float64](h0), optionalData[float64](c0), optionalData[float64](p),
 			outs[0].Data.([]float64), outs[1].Data.([]float64), yc)
 	case onnx.Float:
 		var yc []float32
 		if outs[2] != nil {
 			yc = outs[2].Data.([]float32)
 		}
-		rnnRun(cfg, &pr, k.threads, &k.s32, x.Float32s(), w.Float32s(), r.Float32s(), rnnData[float32](bias), rnnData[float32](h0), rnnData[float32](c0), rnnData[float32](p),
+		rnnRun(cfg, &pr, k.threads, &k.s32, x.Float32s(), w.Float32s(), r.Float32s(), optionalData[float32](bias), optionalData[float32](h0), optionalData[float32](c0), optionalData[float32](p),
 			outs[0].Data.([]float32), outs[1].Data.([]float32), yc)
 	default: // float16, bfloat16: in float32, rounded once
 		wide := func(t *onnx.Tensor) []float32 {
@@ -471,15 +462,6 @@ func (k *rnnKernel) compute(x, w, r, bias, lens, h0, c0, p *onnx.Tensor, wantY, 
 		outs[0] = nil
 	}
 	return outs, nil
-}
-
-// rnnData is the backing slice of an optional input (nil when absent).
-func rnnData[T floatElem](t *onnx.Tensor) []T {
-	if t == nil {
-		return nil
-	}
-	d, _ := t.Data.([]T)
-	return d
 }
 
 func rnnCheckShape(name string, t *onnx.Tensor, dims ...int) error {
@@ -551,21 +533,7 @@ func rnnRun[T floatElem](cfg *rnnConfig, pr *rnnProblem, threads int, sc *rnnScr
 		vectorActs := isFloat32 && p == nil && cfg.plainActivations(d)
 		wd := w[d*GH*I : (d+1)*GH*I]
 		rd := r[d*GH*H : (d+1)*GH*H]
-		clear(gBias)
-		clear(rbh)
-		if bias != nil {
-			wb := bias[d*2*GH : d*2*GH+GH]
-			rb := bias[d*2*GH+GH : (d+1)*2*GH]
-			for i := range GH {
-				gBias[i] = wb[i] + rb[i]
-			}
-			if cfg.cell == cellGRU && cfg.linearBeforeReset {
-				for i := range H {
-					gBias[2*H+i] = wb[2*H+i]
-					rbh[i] = rb[2*H+i]
-				}
-			}
-		}
+		rnnDirectionBias(gBias, rbh, bias, d, H, cfg.cell == cellGRU && cfg.linearBeforeReset)
 		var pd []T
 		if p != nil {
 			pd = p[d*3*H : (d+1)*3*H]
@@ -973,5 +941,28 @@ func lstmStep[T floatElem](cfg *rnnConfig, acts []rnnAct, gate, pd, hrow, crow [
 		og := f.apply(cfg.clipped(float64(gate[H+j]) + po*c))
 		crow[j] = T(c)
 		hrow[j] = T(og * h.apply(c))
+	}
+}
+
+// rnnDirectionBias fills the gate bias of direction d from B (nil: none):
+// gBias = Wb + Rb per gate, except that with GRU's linear_before_reset the
+// hidden gate takes Wb only and rbh its Rb, which applies inside r ⊙ (·).
+func rnnDirectionBias[T floatElem](gBias, rbh, bias []T, d, H int, lbr bool) {
+	clear(gBias)
+	clear(rbh)
+	if bias == nil {
+		return
+	}
+	GH := len(gBias)
+	wb := bias[d*2*GH : d*2*GH+GH]
+	rb := bias[d*2*GH+GH : (d+1)*2*GH]
+	for i := range GH {
+		gBias[i] = wb[i] + rb[i]
+	}
+	if lbr {
+		for i := range H {
+			gBias[2*H+i] = wb[2*H+i]
+			rbh[i] = rb[2*H+i]
+		}
 	}
 }

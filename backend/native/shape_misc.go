@@ -135,19 +135,27 @@ func spaceDepthPlan(shape []int, bs int, crd, toSpace bool) (in6 []int, perm []i
 	return in6, []int{0, 3, 5, 1, 2, 4}, out, nil
 }
 
+// spaceDepthCRD reads DepthToSpace's mode: true for CRD (column, row,
+// depth), false for DCR (the default; SpaceToDepth has no mode).
+func spaceDepthCRD(mode string) (bool, error) {
+	switch mode {
+	case "DCR", "":
+		return false, nil
+	case "CRD":
+		return true, nil
+	}
+	return false, network.Unsupportedf("mode %q", mode)
+}
+
 // spaceDepth compiles DepthToSpace and SpaceToDepth as a 6-D transpose.
 func (b *builder) spaceDepth(in, outName string, blocksize int64, mode string, toSpace bool) error {
 	x, err := b.input(in)
 	if err != nil {
 		return err
 	}
-	var crd bool
-	switch mode {
-	case "DCR", "":
-	case "CRD":
-		crd = true
-	default:
-		return network.Unsupportedf("mode %q", mode)
+	crd, err := spaceDepthCRD(mode)
+	if err != nil {
+		return err
 	}
 	if blocksize < 1 && !b.probing {
 		return fmt.Errorf("blocksize %d must be positive", blocksize)

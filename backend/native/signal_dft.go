@@ -5,57 +5,15 @@ import (
 
 	"github.com/deep500/deep500-go/backend/native/internal/fft"
 	"github.com/deep500/deep500-go/backend/native/internal/par"
-	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
 
 // Signal tensors hold a real signal as a trailing dimension of 1 and a
 // complex one as a trailing dimension of 2 (real, imaginary). The kernels
-// widen the input to float64 once, transform complex128 lines with a
-// cached FFT plan (signal_fft.go), and narrow the result once to the
-// input's type.
-
-// signalWiden returns t's values as float64: t's own slice for double, a
-// scratch slice otherwise.
-func signalWiden(t *onnx.Tensor, scratch *[]float64) ([]float64, error) {
-	n := t.Len()
-	if d, ok := t.Data.([]float64); ok {
-		return d, nil
-	}
-	if cap(*scratch) < n {
-		*scratch = make([]float64, n)
-	}
-	dst := (*scratch)[:n]
-	switch t.Data.(type) {
-	case []float32, []onnx.F16, []onnx.BF16:
-		float64sInto(dst, t.Data)
-	default:
-		return nil, network.Unsupportedf("signal of %v tensors", t.Type)
-	}
-	return dst, nil
-}
-
-// signalNarrow writes float64 values into out, a float tensor of the same
-// length.
-func signalNarrow(out *onnx.Tensor, src []float64) {
-	switch d := out.Data.(type) {
-	case []float64:
-		copy(d, src)
-	case []float32:
-		for i, v := range src {
-			d[i] = float32(v)
-		}
-	case []onnx.F16:
-		for i, v := range src {
-			d[i] = onnx.F16From(float32(v))
-		}
-	case []onnx.BF16:
-		for i, v := range src {
-			d[i] = onnx.BF16From(float32(v))
-		}
-	}
-}
+// widen the input to float64 once (float64Data), transform complex128
+// lines with a cached FFT plan (signal_fft.go), and narrow the result once
+// to the input's type (storeFloat64s).
 
 // signalScalarInt reads a scalar (or one-element) integer input.
 func signalScalarInt(t *onnx.Tensor, what string) (int64, error) {
@@ -130,7 +88,7 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 	if onnx.NumElements(shape) > 1<<31 {
 		return nil, fmt.Errorf("output shape %v is too large", shape)
 	}
-	in, err := signalWiden(x, &k.wide)
+	in, err := float64Data(x, &k.wide)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +156,7 @@ func (k *dftKernel) compute(x *onnx.Tensor, axis int64, n int64) (*onnx.Tensor, 
 			}
 		}
 	})
-	signalNarrow(out, res)
+	storeFloat64s(out, res)
 	return out, nil
 }
 
@@ -289,7 +247,7 @@ func (k *stftKernel) compute(x *onnx.Tensor, step, frameLen int64, window *onnx.
 		}
 		frameLen = int64(window.Shape[0])
 		var err error
-		if win, err = signalWiden(window, &k.wideWin); err != nil {
+		if win, err = float64Data(window, &k.wideWin); err != nil {
 			return nil, err
 		}
 	}
@@ -309,7 +267,7 @@ func (k *stftKernel) compute(x *onnx.Tensor, step, frameLen int64, window *onnx.
 		outLen = n/2 + 1
 	}
 	shape := []int{batch, frames, outLen, 2}
-	in, err := signalWiden(x, &k.wide)
+	in, err := float64Data(x, &k.wide)
 	if err != nil {
 		return nil, err
 	}
@@ -344,7 +302,7 @@ func (k *stftKernel) compute(x *onnx.Tensor, step, frameLen int64, window *onnx.
 			}
 		}
 	})
-	signalNarrow(out, res)
+	storeFloat64s(out, res)
 	return out, nil
 }
 
