@@ -64,7 +64,7 @@ func (k *gradReduceKernel) run(slots []onnx.Value, g *gradState) error {
 		}
 		axes = at.Int64s()
 	}
-	rk := reduceKernel{keepdims: k.keepdims, noopEmpty: k.noopEmpty}
+	rk := reduceKernel{op: k.op, keepdims: k.keepdims, noopEmpty: k.noopEmpty}
 	norm, identity, err := rk.resolveAxes(axes, len(xt.Shape))
 	if err != nil {
 		return err

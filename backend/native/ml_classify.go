@@ -142,6 +142,21 @@ func mlProbitOf(p float64) float64 {
 	return math.Sqrt2 * sgn * math.Sqrt(-v+math.Sqrt(v*v-w/a))
 }
 
+// mlArgmax is the index of the highest score, the first on ties; a NaN
+// counts as the highest (numpy's argmax, which ONNX's reference uses).
+func mlArgmax(v []float64) int {
+	best := 0
+	for i, x := range v {
+		if x != x {
+			return i
+		}
+		if x > v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
 // mlLabels are a classifier's class labels: strings or int64s (Y is a
 // tensor of that type), or none (Y holds class indices as int64).
 type mlLabels struct {

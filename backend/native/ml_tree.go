@@ -567,11 +567,13 @@ func (b *builder) VisitTreeEnsembleRegressor(op *ops.TreeEnsembleRegressor) erro
 }
 
 // treeClassifier runs TreeEnsembleClassifier: per class, the sum of the
-// weights of the leaves a row reaches plus the base value; the label and
-// the scores follow ONNX Runtime's conventions, which converters
+// weights of the leaves a row reaches plus the base value; the label is
+// the top class of the scores, except that a model of one score column
+// (the binary case) follows ONNX Runtime's conventions, which converters
 // (sklearn-onnx, onnxmltools) write models for and ONNX's reference
 // implementation mirrors in the common cases. Where Runtime leaves an
-// output undefined or plainly wrong, the choices are noted at finishRow.
+// output undefined, contradicts the definition or is plainly wrong, the
+// choices are noted at finishRow.
 type treeClassifier struct {
 	forest      *treeForest
 	labels      mlLabels
@@ -591,27 +593,34 @@ type treeClassifier struct {
 // some leaf weighed) into its scores z and its label pick.
 //
 // More than two classes: the base values are added (a base value counts as
-// a score), the label is the class of the highest score among the scored
-// ones, and the post_transform runs over the row.
+// a score), the post_transform runs over the row, and the label is the
+// class of the highest score of Z, the first on ties: the "top class" of
+// the definition, and what ONNX's reference computes (Runtime picks among
+// the classes some leaf weighed, which differs when those all score below
+// an unweighed class's 0).
 //
 // Two classes: with every weight for one class id (binary), the label is
 // the positive class when its score passes 0.5 (all weights positive) or 0
-// (otherwise); without that property, when it is positive. The positive
-// class's score is class 1's when some leaf weighed it, else class 0's.
-// When class 1 has no score (and there are fewer than two base values), Z
-// holds two scores derived from that one: [1-s, s] (binary, all weights
-// positive), the LOGISTIC of [-s, s] (with that post_transform), or
-// [-s, s]; the other post_transforms do not apply (Runtime's convention).
-// Otherwise Z is the post_transform of the two class scores, 0 for an
-// unscored class.
+// (otherwise), Runtime's convention for a model of one score column. The
+// positive class's score is class 1's when some leaf weighed it, else
+// class 0's (0 when no leaf weighed either). When class 1 has no score
+// (and there are fewer than two base values), Z holds two scores derived
+// from class 0's: [1-s, s] (binary, all weights positive), the LOGISTIC of
+// [-s, s] (with that post_transform), or [-s, s]; the other
+// post_transforms do not apply (Runtime's convention). Otherwise Z is the
+// post_transform of the two class scores, each with its base value (the
+// base value alone for a class no leaf weighed, as Runtime's Z has it too
+// when class 1 is unweighed). Without the binary property (weights for both
+// class ids) the label is the top class of Z, as with more classes:
+// Runtime instead returns a raw 1 or 0 (not a class label) by the sign of
+// the positive score, which can name the class Z scores lower.
 //
 // This differs from Runtime where its output is undefined or
 // inconsistent: a PROBIT row with one score gives [-p, p] for p the probit
 // of s, and a row with one score, one base value and no binary property
 // [s, 0] (Runtime leaves Z[1] unwritten in both); two base values with
 // class 1 scored are added to their own classes (Runtime adds class 0's sum
-// to class 1's base); a non-binary label is always one of the two class
-// labels (Runtime gives a raw 1 or 0 with integer labels).
+// to class 1's base).
 //
 // One class: Z is the sum plus the base value (PROBIT alone applies) and
 // the label is a raw 1 when it is positive, else 0.
@@ -631,18 +640,11 @@ func (k *treeClassifier) finishRow(acc []float64, has []bool, z []float64) int {
 				acc[c], has[c] = b, true
 			}
 		}
-		pick := 0
-		found := false
-		for c := range acc {
-			if has[c] && (!found || acc[c] > acc[pick]) {
-				pick, found = c, true
-			}
-		}
 		for c := range z {
 			z[c] = val(c)
 		}
 		k.transform.apply(z)
-		return pick
+		return mlArgmax(z)
 	case k.nClasses == 1:
 		s := val(0)
 		if len(k.base) > 0 {
@@ -659,24 +661,28 @@ func (k *treeClassifier) finishRow(acc []float64, has []bool, z []float64) int {
 	}
 	derive := -1 // how one score becomes two: 0 or 1 [1-s, s], 2 or 3 [-s, s]
 	single := false
+	// The class scores with their base values, added whether or not a leaf
+	// weighed the class (an unweighed class scores its base value).
+	s0, s1 := val(0), val(1)
 	switch len(k.base) {
 	case 2:
-		if has[1] {
-			acc[0], has[0] = val(0)+k.base[0], true
-			acc[1] += k.base[1]
-		} else {
-			acc[0] += k.base[0]
-		}
+		s0 += k.base[0]
+		s1 += k.base[1]
 	case 1:
-		acc[0] += k.base[0]
+		s0 += k.base[0]
 		single = !has[1]
 	default:
 		derive = 3
 		single = !has[1]
 	}
-	pos := val(0)
-	if !single && has[1] {
-		pos = acc[1]
+	// The positive class's score: class 1's when a leaf weighed it, else
+	// class 0's when one weighed that, else 0 (Runtime's pos_weight).
+	pos := 0.0
+	switch {
+	case has[1]:
+		pos = s1
+	case has[0]:
+		pos = s0
 	}
 	pick := 0
 	switch {
@@ -690,15 +696,24 @@ func (k *treeClassifier) finishRow(acc []float64, has []bool, z []float64) int {
 		if pos > 0 {
 			derive, pick = 2, 1
 		}
-	case pos > 0:
-		pick = 1
 	}
+	k.twoScores(z, s0, s1, single, derive)
+	if !k.binary {
+		return mlArgmax(z)
+	}
+	return pick
+}
+
+// twoScores writes Z of a two-class row from its class scores s0 and s1:
+// their post_transform, or (single) two scores derived from s0 as
+// finishRow describes.
+func (k *treeClassifier) twoScores(z []float64, s0, s1 float64, single bool, derive int) {
 	if !single {
-		z[0], z[1] = val(0), val(1)
+		z[0], z[1] = s0, s1
 		k.transform.apply(z)
-		return pick
+		return
 	}
-	s := val(0)
+	s := s0
 	switch {
 	case k.transform == mlProbit:
 		p := mlProbitOf(s)
@@ -712,7 +727,6 @@ func (k *treeClassifier) finishRow(acc []float64, has []bool, z []float64) int {
 	default:
 		z[0], z[1] = s, 0
 	}
-	return pick
 }
 
 func (k *treeClassifier) run(x *onnx.Tensor) (y, z *onnx.Tensor, err error) {

@@ -124,8 +124,15 @@ func quantStore(t *onnx.Tensor, vals []float64, saturate bool) error {
 			d[i] = onnx.F8E5M2FNUZFrom(float32(v), saturate)
 		}
 	case []onnx.F4E2M1:
+		// NaN as Cast converts it (castNaNToF4E2M1): ONNX's reference
+		// quantizes to float4 with the same numpy conversion as Cast.
 		for i, v := range vals {
-			d[i] = onnx.F4E2M1From(float32(v), saturate)
+			f := float32(v)
+			if f != f {
+				d[i] = castNaNToF4E2M1(f)
+				continue
+			}
+			d[i] = onnx.F4E2M1From(f, saturate)
 		}
 	case []float32, []float64, []onnx.F16, []onnx.BF16:
 		storeFloat64s(t, vals)

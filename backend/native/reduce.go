@@ -76,6 +76,18 @@ func (op reduceOp) fold() reduceFold {
 	return foldAdd
 }
 
+// elementwiseIdentity reports whether op over an empty set of axes gives
+// its input back; the others (L1, L2, LogSum, LogSumExp, SumSquare) still
+// apply their element-wise steps: ReduceLogSum gives log(x), ReduceL2 |x|.
+// https://onnx.ai/onnx/operators/onnx__ReduceLogSum.html (noop_with_empty_axes)
+func (op reduceOp) elementwiseIdentity() bool {
+	switch op {
+	case redSum, redMean, redMax, redMin, redProd:
+		return true
+	}
+	return false
+}
+
 // floatAccumulated reports whether op accumulates in float64 even for
 // integer inputs (its result goes through sqrt, log or exp).
 func (op reduceOp) floatAccumulated() bool {
@@ -388,12 +400,16 @@ type reduceKernel struct {
 }
 
 // resolveAxes turns the axes (attribute or input; nil means none given)
-// into normalized axes; reduceAll means every axis, identity means
-// noop_with_empty_axes applies.
+// into normalized axes; identity means noop_with_empty_axes applies and
+// the operator gives its input back. noop_with_empty_axes on an operator
+// with element-wise steps gives an empty, non-nil norm: no axis reduced.
 func (k *reduceKernel) resolveAxes(axes []int64, rank int) (norm []int, identity bool, err error) {
 	if len(axes) == 0 {
 		if k.noopEmpty {
-			return nil, true, nil
+			if k.op.elementwiseIdentity() {
+				return nil, true, nil
+			}
+			return []int{}, false, nil
 		}
 		norm = make([]int, rank)
 		for i := range norm {
@@ -412,16 +428,20 @@ func (k *reduceKernel) compute(x *onnx.Tensor, axes []int64) (*onnx.Tensor, erro
 	}
 	// The axes, normalized and sorted into the kernel's buffer, as
 	// resolveAxes gives them but without allocating.
-	if len(axes) == 0 && k.noopEmpty {
+	noAxes := len(axes) == 0 && k.noopEmpty
+	if noAxes && k.op.elementwiseIdentity() {
 		return x, nil // kernels never write into their inputs; callers get copies
 	}
 	rank := len(x.Shape)
 	sorted := k.axesBuf[:0]
-	if len(axes) == 0 {
+	switch {
+	case noAxes:
+		// Reduced over no axis: one input element per output element.
+	case len(axes) == 0:
 		for i := range rank {
 			sorted = append(sorted, i)
 		}
-	} else {
+	default:
 		if err := checkAxesOnce(axes, rank); err != nil {
 			return nil, err
 		}

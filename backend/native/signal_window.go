@@ -15,14 +15,34 @@ import (
 //
 // with N = size when periodic and size-1 when symmetric.
 type signalWindowKind struct {
-	name       string
-	a0, a1, a2 float64
+	name string
+	// at is w[j] for the given N, in float64 with the operations in the
+	// order ONNX's reference uses, so that the values are the same to the
+	// last bit: an integer output_datatype truncates them, and the peak of
+	// a window must be exactly 1 there, not 0.9999999999999999.
+	at func(j, n float64) float64
 }
 
 var (
-	signalHann     = signalWindowKind{"HannWindow", 0.5, 0.5, 0}
-	signalHamming  = signalWindowKind{"HammingWindow", 25.0 / 46, 21.0 / 46, 0}
-	signalBlackman = signalWindowKind{"BlackmanWindow", 0.42, 0.5, 0.08}
+	// https://onnx.ai/onnx/operators/onnx__HannWindow.html: sin²(πj/N).
+	signalHann = signalWindowKind{"HannWindow", func(j, n float64) float64 {
+		s := math.Sin(j * math.Pi / n)
+		return s * s
+	}}
+	// https://onnx.ai/onnx/operators/onnx__HammingWindow.html: a0 = 25/46
+	// and a1 = 1 - a0, so that a0 + a1 is exactly 1.
+	signalHamming = signalWindowKind{"HammingWindow", func(j, n float64) float64 {
+		a0 := 25.0 / 46 // a variable: 1 - a0 is then rounded as a float64 subtraction
+		return a0 - float64(math.Cos(j*math.Pi*2/n)*(1-a0))
+	}}
+	// https://onnx.ai/onnx/operators/onnx__BlackmanWindow.html. The
+	// conversions round each product, so that no platform fuses them into
+	// the additions.
+	signalBlackman = signalWindowKind{"BlackmanWindow", func(j, n float64) float64 {
+		y := float64(math.Cos(j*(math.Pi*2)/n) * -0.5)
+		y += float64(math.Cos(j*(math.Pi*4)/n) * 0.08)
+		return y + 0.42
+	}}
 )
 
 // values returns the window of the given size. A symmetric window of size
@@ -34,8 +54,7 @@ func (w signalWindowKind) values(size int, periodic bool) []float64 {
 		den = float64(size - 1)
 	}
 	for j := range v {
-		x := 2 * math.Pi * float64(j) / den
-		v[j] = w.a0 - w.a1*math.Cos(x) + w.a2*math.Cos(2*x)
+		v[j] = w.at(float64(j), den)
 	}
 	return v
 }

@@ -20,21 +20,28 @@ import (
 // positions p, p+s+1, ..., p+(n-1)(s+1) of a row form an n-gram; unigrams
 // are counted once (the skip does not apply to them). The output, per row,
 // has max(ngram_indexes)+1 entries: the count (TF), its indicator (IDF) or
-// both multiplied by weights[position] (TFIDF; a missing weights attribute
-// means weight 1).
+// the count (TFIDF), the last two scaled by the weight of the n-gram.
+// weights[k] belongs to the k-th n-gram of the pool, like ngram_indexes[k],
+// not to output position k: so the schema's text says
+// (https://onnx.ai/onnx/operators/onnx__TfIdfVectorizer.html), and so ONNX
+// Runtime computes; ONNX's reference indexes weights by output position,
+// which is the same only when ngram_indexes is the identity. A missing
+// weights attribute means weight 1.
 type tfidfKernel struct {
 	minN, maxN int
 	maxSkip    int
 	mode       tfidfMode
-	weights    []float32 // per output position, or nil (all 1)
+	weights    []float32 // per pool n-gram, or nil (all 1)
+	indexes    []int     // output position of each pool n-gram
 	outSize    int
 	byString   bool
 	// grams[n-1] maps the key of an n-gram (tfidfIntKey or tfidfStringKey)
-	// to its output position.
-	grams []map[string]int
-	key   []byte
-	pos   []int
-	out   outputBuffer
+	// to its number in pool order.
+	grams  []map[string]int
+	counts []float32 // one row's count per pool n-gram
+	key    []byte
+	pos    []int
+	out    outputBuffer
 }
 
 type tfidfMode int
@@ -110,17 +117,22 @@ func newTfidfKernel(op *ops.TfIdfVectorizer) (*tfidfKernel, error) {
 				} else {
 					key = tfidfIntKey(nil, op.PoolInt64s[p:p+n])
 				}
-				k.grams[n-1][string(key)] = int(op.NgramIndexes[gram])
+				k.grams[n-1][string(key)] = gram
 			}
 			gram++
 		}
 	}
 	k.outSize = int(maxIndex + 1)
+	k.indexes = make([]int, gram)
+	for i := range k.indexes {
+		k.indexes[i] = int(op.NgramIndexes[i])
+	}
+	k.counts = make([]float32, gram)
 	if len(op.Weights) > 0 {
-		if len(op.Weights) < k.outSize {
-			return nil, fmt.Errorf("weights has %d entries, fewer than the %d outputs", len(op.Weights), k.outSize)
+		if len(op.Weights) < gram {
+			return nil, fmt.Errorf("weights has %d entries, fewer than the pool's %d n-grams", len(op.Weights), gram)
 		}
-		k.weights = op.Weights
+		k.weights = op.Weights[:gram]
 	}
 	return k, nil
 }
@@ -178,16 +190,16 @@ func (k *tfidfKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	y := out.Data.([]float32)
 	for r := range rows {
 		row := y[r*k.outSize : (r+1)*k.outSize]
-		clear(row)
+		clear(k.counts)
 		if ints != nil {
-			k.countRow(row, cols, func(dst []byte, pos []int) []byte {
+			k.countRow(k.counts, cols, func(dst []byte, pos []int) []byte {
 				for _, p := range pos {
 					dst = binary.LittleEndian.AppendUint64(dst, uint64(ints[r*cols+p]))
 				}
 				return dst
 			})
 		} else {
-			k.countRow(row, cols, func(dst []byte, pos []int) []byte {
+			k.countRow(k.counts, cols, func(dst []byte, pos []int) []byte {
 				for _, p := range pos {
 					s := strs[r*cols+p]
 					dst = binary.AppendUvarint(dst, uint64(len(s)))
@@ -201,8 +213,9 @@ func (k *tfidfKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	return out, nil
 }
 
-// countRow adds the pool n-grams of one row of cols items to counts; key
-// appends the key of the items at the given positions.
+// countRow adds the pool n-grams of one row of cols items to counts (one
+// per pool n-gram); key appends the key of the items at the given
+// positions.
 func (k *tfidfKernel) countRow(counts []float32, cols int, key func([]byte, []int) []byte) {
 	if cap(k.pos) < k.maxN {
 		k.pos = make([]int, k.maxN)
@@ -227,28 +240,33 @@ func (k *tfidfKernel) countRow(counts []float32, cols int, key func([]byte, []in
 					pos[i] = p + i*(s+1)
 				}
 				k.key = key(k.key[:0], pos[:n])
-				if idx, ok := m[string(k.key)]; ok {
-					counts[idx]++
+				if id, ok := m[string(k.key)]; ok {
+					counts[id]++
 				}
 			}
 		}
 	}
 }
 
-// weigh turns counts into the output of the kernel's mode.
+// weigh writes one row of output from the row's count per pool n-gram.
+// Pool n-grams that share an output position add up there (for IDF
+// without weights the position holds 1 when any of them occurs).
 func (k *tfidfKernel) weigh(row []float32) {
-	switch k.mode {
-	case tfidfTF:
-		// the counts are the output
-	case tfidfIDF:
-		for i, c := range row {
-			if c > 0 {
-				row[i] = k.weight(i)
-			}
+	clear(row)
+	for id, c := range k.counts {
+		if c == 0 {
+			continue
 		}
-	case tfidfTFIDF:
-		for i, c := range row {
-			row[i] = c * k.weight(i)
+		pos := k.indexes[id]
+		switch {
+		case k.mode == tfidfTF:
+			row[pos] += c
+		case k.mode == tfidfIDF && k.weights == nil:
+			row[pos] = 1
+		case k.mode == tfidfIDF:
+			row[pos] += k.weights[id]
+		default: // TFIDF
+			row[pos] += c * k.weight(id)
 		}
 	}
 }
