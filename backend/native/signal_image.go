@@ -2,6 +2,7 @@ package native
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -15,6 +16,7 @@ import (
 	_ "golang.org/x/image/tiff" // registers the TIFF decoder
 	_ "golang.org/x/image/webp" // registers the WebP decoder
 
+	"github.com/deep500/deep500-go/backend/native/internal/jpeg"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
@@ -28,14 +30,15 @@ import (
 //     the chroma is then upsampled and converted to RGB with libwebp's
 //     "fancy" filter and fixed-point coefficients, which makes the pixels
 //     libwebp's, bit for bit.
-//   - JPEG: the chroma is upsampled with libjpeg's fancy filters and
-//     converted with libjpeg's fixed-point YCbCr tables, but the samples
-//     come from Go's image/jpeg, whose integer IDCT is not libjpeg's
-//     default (ISLOW) one and whose coefficients are not exposed. Pixels
-//     can therefore differ from libjpeg's by a few units (at most 2 on
-//     ONNX's own test image; Go's plain conversion differs by up to 64
-//     there). Matching exactly would take a JPEG decoder of our own with
-//     libjpeg's IDCT.
+//   - JPEG is decoded by internal/jpeg, which reproduces libjpeg's
+//     default decompression (accurate integer IDCT, fancy upsampling,
+//     fixed-point YCbCr tables) bit for bit: baseline, extended and
+//     progressive Huffman-coded files with 1 or 3 components. The JPEGs it
+//     refuses as unsupported (arithmetic coding, 12-bit, CMYK, fractional
+//     sampling ratios) go to Go's image/jpeg instead, with libjpeg's
+//     upsampling and colour tables on top for YCbCr; its IDCT is not
+//     libjpeg's, so those pixels can differ from libjpeg's by a few units
+//     (of these, Go decodes only CMYK; the others are unsupported).
 //   - PNM (PBM, PGM, PPM, plain and raw) is read here as Pillow reads it:
 //     a maxval other than 255 scales to 0..255 with rounding half to even.
 //     Pillow keeps samples above 8 bits (its "I" mode); native scales them
@@ -54,6 +57,17 @@ const signalMaxPixels = 1 << 28
 // decodeImage decodes an encoded image into [H, W, C] uint8 pixels: C = 3
 // (RGB or BGR order) or 1 (Grayscale).
 func decodeImage(data []byte, format string) (*onnx.Tensor, error) {
+	var jpegErr error
+	if len(data) >= 2 && data[0] == 0xFF && data[1] == 0xD8 {
+		img, err := jpeg.Decode(data, signalMaxPixels)
+		if err == nil {
+			return imageTensor(img.Pix, img.Width, img.Height, img.Channels, format), nil
+		}
+		if !errors.Is(err, jpeg.ErrUnsupported) {
+			return nil, fmt.Errorf("decoding the jpeg image: %w", err)
+		}
+		jpegErr = err // approximate fallback below
+	}
 	var img image.Image
 	kind := "pnm"
 	if isPNM(data) {
@@ -66,6 +80,9 @@ func decodeImage(data []byte, format string) (*onnx.Tensor, error) {
 		var err error
 		cfg, kind, err = image.DecodeConfig(bytes.NewReader(data))
 		if err != nil {
+			if jpegErr != nil {
+				return nil, network.Unsupportedf("ImageDecoder of this JPEG (%v; image/jpeg: %v)", jpegErr, err)
+			}
 			if err == image.ErrFormat {
 				return nil, network.Unsupportedf("ImageDecoder of this image format (PNG, JPEG, GIF, BMP, TIFF, WebP and PNM are decoded)")
 			}
@@ -75,6 +92,9 @@ func decodeImage(data []byte, format string) (*onnx.Tensor, error) {
 			return nil, fmt.Errorf("a %dx%d %s image is empty or too large", cfg.Width, cfg.Height, kind)
 		}
 		if img, _, err = image.Decode(bytes.NewReader(data)); err != nil {
+			if jpegErr != nil {
+				return nil, network.Unsupportedf("ImageDecoder of this JPEG (%v; image/jpeg: %v)", jpegErr, err)
+			}
 			return nil, fmt.Errorf("decoding the %s image: %w", kind, err)
 		}
 	}
@@ -90,21 +110,38 @@ func decodeImage(data []byte, format string) (*onnx.Tensor, error) {
 			}
 		}
 	}
+	return imageTensor(rgb, w, h, 3, format), nil
+}
+
+// imageTensor returns pix (h×w pixels of c = 1 gray or 3 RGB samples) in
+// the pixel format: gray gives RGB with equal channels, and RGB gives
+// gray by Pillow's "L" conversion (a gray picture stays the same).
+func imageTensor(pix []uint8, w, h, c int, format string) *onnx.Tensor {
+	if c == 1 {
+		if format == "Grayscale" {
+			return onnx.FromSlice(pix, h, w, 1)
+		}
+		rgb := make([]uint8, 3*len(pix))
+		for i, v := range pix {
+			rgb[3*i], rgb[3*i+1], rgb[3*i+2] = v, v, v
+		}
+		return onnx.FromSlice(rgb, h, w, 3)
+	}
 	switch format {
 	case "RGB":
-		return onnx.FromSlice(rgb, h, w, 3), nil
+		return onnx.FromSlice(pix, h, w, 3)
 	case "BGR":
-		for p := 0; p < len(rgb); p += 3 {
-			rgb[p], rgb[p+2] = rgb[p+2], rgb[p]
+		for p := 0; p < len(pix); p += 3 {
+			pix[p], pix[p+2] = pix[p+2], pix[p]
 		}
-		return onnx.FromSlice(rgb, h, w, 3), nil
+		return onnx.FromSlice(pix, h, w, 3)
 	}
 	gray := make([]uint8, h*w)
 	for i := range gray {
-		r, g, b := uint32(rgb[3*i]), uint32(rgb[3*i+1]), uint32(rgb[3*i+2])
+		r, g, b := uint32(pix[3*i]), uint32(pix[3*i+1]), uint32(pix[3*i+2])
 		gray[i] = uint8((r*19595 + g*38470 + b*7471 + 0x8000) >> 16)
 	}
-	return onnx.FromSlice(gray, h, w, 1), nil
+	return onnx.FromSlice(gray, h, w, 1)
 }
 
 // imageFancyRGB writes the RGB pixels of a decoded YCbCr JPEG or WebP image
@@ -205,8 +242,9 @@ func webpFancyRGB(dst []uint8, m *image.YCbCr) {
 
 // ---- libjpeg ----
 
-// jpegFancyRGB upsamples the chroma of a decoded JPEG as libjpeg(-turbo)
-// does by default (fancy upsampling for 2:1 factors, replication for the
+// jpegFancyRGB is the fallback for JPEGs internal/jpeg refuses: it
+// upsamples the chroma of image/jpeg's output as libjpeg(-turbo) does by
+// default (fancy upsampling for 2:1 factors, replication for the
 // others) and converts to RGB with libjpeg's fixed-point tables. It
 // reports false for a subsampling it does not know.
 func jpegFancyRGB(dst []uint8, m *image.YCbCr) bool {

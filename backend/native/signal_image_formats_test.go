@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"errors"
+	"image/png"
 	"io"
+	"os"
 	"slices"
 	"testing"
 
+	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 )
 
@@ -104,32 +108,94 @@ func imgCountDiff(a, b []uint8) int {
 	return n + max(len(a), len(b)) - min(len(a), len(b))
 }
 
-// JPEG comes within 2 of libjpeg (the IDCTs differ); with Go's own chroma
-// upsampling and conversion the same pixels differ by up to 64.
-func TestImageDecoderJPEGNearLibjpeg(t *testing.T) {
-	want := imgData(t, imgJPEGRGB)
+// ONNX's JPEG cases (baseline 4:2:0, written by Pillow) decode to
+// libjpeg's pixels exactly, in all three pixel formats; ONNX's BGR output
+// is its RGB output reversed.
+func TestImageDecoderJPEGExact(t *testing.T) {
 	in := imgData(t, imgJPEG)
-	got, err := imgDecode(t, in, "RGB")
-	if err != nil {
-		t.Fatal(err)
+	rgb := imgData(t, imgJPEGRGB)
+	for _, c := range []struct {
+		format string
+		want   []uint8
+		ch     int
+	}{
+		{"RGB", rgb, 3}, {"BGR", imgBGR(rgb), 3}, {"Grayscale", imgData(t, imgJPEGGray), 1},
+	} {
+		got, err := imgDecode(t, in, c.format)
+		if err != nil {
+			t.Fatalf("%s: %v", c.format, err)
+		}
+		if d := got.Data.([]uint8); !slices.Equal(got.Shape, []int{32, 32, c.ch}) || !slices.Equal(d, c.want) {
+			t.Errorf("%s: shape %v, %d of %d values differ from libjpeg's", c.format, got.Shape, imgCountDiff(d, c.want), len(c.want))
+		}
 	}
-	d := got.Data.([]uint8)
-	if len(d) != len(want) {
-		t.Fatalf("shape %v", got.Shape)
+}
+
+// More JPEGs against Pillow's pixels (internal/jpeg/testdata, made by
+// scripts/jpeg-cases): a grayscale file comes out as equal RGB channels or
+// as itself, a progressive 4:2:0 file exactly.
+func TestImageDecoderJPEGPillowCases(t *testing.T) {
+	for _, c := range []struct{ name, format string }{
+		{"q70-gray-27x31", "Grayscale"}, {"q70-gray-27x31", "RGB"}, {"q70-gray-27x31", "BGR"},
+		{"prog-q75-420-35x27", "RGB"}, {"smooth-partial-420-24x40", "Grayscale"},
+	} {
+		data, err := os.ReadFile("internal/jpeg/testdata/" + c.name + ".jpg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open("internal/jpeg/testdata/" + c.name + ".png")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := ref.Bounds()
+		var rgb []uint8
+		for y := range b.Dy() {
+			for x := range b.Dx() {
+				r, g, bb, _ := ref.At(b.Min.X+x, b.Min.Y+y).RGBA()
+				rgb = append(rgb, uint8(r>>8), uint8(g>>8), uint8(bb>>8))
+			}
+		}
+		want, ch := rgb, 3
+		switch c.format {
+		case "BGR":
+			want = imgBGR(rgb)
+		case "Grayscale":
+			want, ch = imgGray(rgb), 1
+		}
+		got, err := imgDecode(t, data, c.format)
+		if err != nil {
+			t.Fatalf("%s %s: %v", c.name, c.format, err)
+		}
+		if d := got.Data.([]uint8); !slices.Equal(got.Shape, []int{b.Dy(), b.Dx(), ch}) || !slices.Equal(d, want) {
+			t.Errorf("%s %s: shape %v, %d of %d values differ from Pillow's", c.name, c.format, got.Shape, imgCountDiff(d, want), len(want))
+		}
 	}
-	worst := 0
-	for i := range d {
-		worst = max(worst, int(d[i])-int(want[i]), int(want[i])-int(d[i]))
+}
+
+// Corrupt and truncated JPEGs are errors; a valid JPEG that internal/jpeg
+// refuses (here arithmetic-coded, which image/jpeg cannot decode either)
+// is reported as unsupported.
+func TestImageDecoderJPEGErrors(t *testing.T) {
+	in := imgData(t, imgJPEG)
+	for _, bad := range [][]byte{in[:len(in)-2], in[:len(in)/2], in[:200]} {
+		if _, err := imgDecode(t, bad, "RGB"); err == nil {
+			t.Errorf("%d of %d bytes: expected an error", len(bad), len(in))
+		}
 	}
-	if worst > 2 {
-		t.Errorf("jpeg differs from libjpeg by up to %d", worst)
+	arith := slices.Clone(in)
+	for i := 0; i+1 < len(arith); i++ {
+		if arith[i] == 0xFF && arith[i+1] == 0xC0 { // SOF0 -> SOF9
+			arith[i+1] = 0xC9
+		}
 	}
-	bgr, err := imgDecode(t, in, "BGR")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(bgr.Data.([]uint8), imgBGR(d)) {
-		t.Error("jpeg BGR is not RGB reversed")
+	_, err := imgDecode(t, arith, "RGB")
+	if !errors.Is(err, network.ErrUnsupported) {
+		t.Errorf("arithmetic-coded JPEG: got %v, want an unsupported error", err)
 	}
 }
 
