@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 
 	"github.com/deep500/deep500-go/backend"
@@ -50,21 +48,12 @@ func cmdDifftest(args []string, stdout, stderr io.Writer) int {
 	if *cases < 1 {
 		return usageError(fs, stderr, "--cases must be at least 1, got %d", *cases)
 	}
-	if *threads < 0 {
-		return usageError(fs, stderr, "--threads must not be negative, got %d", *threads)
+	if code := checkBackends(fs, stderr, *threads, *a, *b); code >= 0 {
+		return code
 	}
-	for _, n := range []string{*a, *b} {
-		if _, err := backend.Get(n); err != nil {
-			return usageError(fs, stderr, "%v", err)
-		}
-	}
-	var filter *regexp.Regexp
-	if *runExpr != "" {
-		re, err := regexp.Compile(*runExpr)
-		if err != nil {
-			return usageError(fs, stderr, "bad --run expression: %v", err)
-		}
-		filter = re
+	filter, code := compileRun(fs, stderr, *runExpr)
+	if code >= 0 {
+		return code
 	}
 	if code := checkOutputs(fs, stderr, fileOut("json", *jsonPath)); code >= 0 {
 		return code
@@ -75,29 +64,18 @@ func cmdDifftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "d500 difftest: %s and %s have no operator version in common (see d500 ops --backend %s,%s)\n", *a, *b, *a, *b)
 		return exitFail
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopSignals := stopOnInterrupt("difftest", "stopping after the current case", cancel, stderr)
-	defer stopSignals()
+	ctx, release := interruptible("difftest", "stopping after the current case", stderr)
+	defer release()
 
 	cfg := metrics.DiffConfig{
-		Backend: *a,
-		Against: *b,
-		Options: backend.Options{Threads: *threads, Settings: settings},
-		Cases:   *cases,
-		Seed:    *seed,
-		Filter:  filter,
-		SaveDir: *saveDir,
-		OnResult: func(r metrics.Result) {
-			switch {
-			case r.Status == metrics.Failed:
-				fmt.Fprintf(stdout, "FAIL %s: %s\n", r.Name, oneLine(r.Reason))
-			case r.Status == metrics.Skipped:
-				fmt.Fprintf(stdout, "SKIP %s: %s\n", r.Name, oneLine(r.Reason))
-			case *verbose:
-				fmt.Fprintf(stdout, "PASS %s (%.3fs)\n", r.Name, r.Seconds)
-			}
-		},
+		Backend:  *a,
+		Against:  *b,
+		Options:  backend.Options{Threads: *threads, Settings: settings},
+		Cases:    *cases,
+		Seed:     *seed,
+		Filter:   filter,
+		SaveDir:  *saveDir,
+		OnResult: resultPrinter(stdout, *verbose),
 	}
 	rep, err := metrics.RunDiff(ctx, cfg)
 	if err != nil {
@@ -108,22 +86,7 @@ func cmdDifftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "d500 difftest: --run %q matches none of the cases (names are OP-vVERSION/TYPES/caseK, e.g. Conv-v11/float/case0)\n", *runExpr)
 		return exitUsage
 	}
-	env := metrics.CurrentEnvironment()
-	rep.Environment = &env
-	status := exitOK
-	if *jsonPath != "" {
-		if err := rep.WriteJSONFile(*jsonPath); err != nil {
-			fmt.Fprintf(stderr, "d500 difftest: %v\n", err)
-			status = exitFail
-		}
-	}
-	if rep.Failed > 0 {
-		status = exitFail
-	}
-	if rep.Interrupted {
-		fmt.Fprintf(stderr, "d500 difftest: interrupted; %d cases ran\n", len(rep.Tests))
-		status = exitInterrupted
-	}
+	status := finishReport("difftest", &rep.Report, stderr, reportFile{*jsonPath, rep.WriteJSONFile})
 	fmt.Fprintln(stdout, rep.Summary())
 	return status
 }

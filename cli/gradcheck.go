@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/metrics"
@@ -40,43 +38,30 @@ backend lacks an operator or gradient rule.
 func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("gradcheck", gradcheckSynopsis, stderr)
 	usageDocs.Store(fs, gradcheckDoc)
-	backendName := fs.String("backend", "native", "backend to check: "+strings.Join(backend.Known, ", "))
-	runExpr := fs.String("run", "", "check only the cases whose name (suite/case, e.g. node/test_relu) matches this regular expression")
-	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
-	csvPath := fs.String("csv", "", "write the report as CSV to `FILE`")
-	threads := fs.Int("threads", 0, "worker threads the backend may use (0: all cores)")
+	f := addCaseFlags(fs, "backend to check", "check only the cases whose name (suite/case, e.g. node/test_relu) matches this regular expression")
 	seed := fs.Uint64("seed", 0, "seed of the weights w_k and of the sampled elements")
 	samples := fs.Int("samples", metrics.DefaultGradSamples, "elements checked per input or parameter (0: all)")
 	float32Only := fs.Bool("float32", false, "check every case in its own precision, without the float64 conversion")
-	verbose := fs.Bool("v", false, "print a line for passed cases too")
 	dirs, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
 	}
-	if len(dirs) == 0 {
-		return usageError(fs, stderr, "no DIR given (a test case folder, or a folder of them)")
-	}
-	if *threads < 0 {
-		return usageError(fs, stderr, "--threads must not be negative, got %d", *threads)
+	if code := f.check(fs, stderr, dirs); code >= 0 {
+		return code
 	}
 	if *samples < 0 {
 		return usageError(fs, stderr, "--samples must not be negative, got %d", *samples)
 	}
-	if _, err := backend.Get(*backendName); err != nil {
-		return usageError(fs, stderr, "%v", err)
-	}
-	cases, filter, code := selectCases(fs, dirs, *runExpr, stderr)
+	cases, filter, code := selectCases(fs, dirs, *f.run, stderr)
 	if code >= 0 {
 		return code
 	}
 
-	if code := checkOutputs(fs, stderr, fileOut("json", *jsonPath), fileOut("csv", *csvPath)); code >= 0 {
+	if code := checkOutputs(fs, stderr, f.outputs()...); code >= 0 {
 		return code
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stopSignals := stopOnInterrupt("gradcheck", "stopping after the current case", cancel, stderr)
-	defer stopSignals()
+	ctx, release := interruptible("gradcheck", "stopping after the current case", stderr)
+	defer release()
 
 	n := *samples
 	if n == 0 {
@@ -84,23 +69,18 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 	}
 	var results []metrics.GradResult
 	cfg := metrics.GradConfig{
-		Backend:     *backendName,
-		Options:     backend.Options{Threads: *threads},
+		Backend:     *f.backend,
+		Options:     backend.Options{Threads: *f.threads},
 		Filter:      filter,
 		Seed:        *seed,
 		Samples:     n,
 		Float32Only: *float32Only,
 		OnResult: func(r metrics.GradResult) {
 			results = append(results, r)
-			switch {
-			case r.Status == metrics.Failed:
-				fmt.Fprintf(stdout, "FAIL %s: %s\n", r.Name, oneLine(r.Reason))
-			case r.Status == metrics.Skipped:
-				fmt.Fprintf(stdout, "SKIP %s: %s\n", r.Name, oneLine(r.Reason))
-			case *verbose:
-				fmt.Fprintf(stdout, "PASS %s (%s, %d tensors, %d elements, %d at kinks, %d at jumps left out, max rel error %.3g, %.3fs)\n",
-					r.Name, r.PrecisionName(), r.Tensors, r.Elements, r.Kinks, r.Jumps, r.MaxRelError, r.Seconds)
-			}
+			printResult(stdout, r.Result, *f.verbose, func() string {
+				return fmt.Sprintf("(%s, %d tensors, %d elements, %d at kinks, %d at jumps left out, max rel error %.3g, %.3fs)",
+					r.PrecisionName(), r.Tensors, r.Elements, r.Kinks, r.Jumps, r.MaxRelError, r.Seconds)
+			})
 		},
 	}
 	rep, err := metrics.GradCheck(ctx, cases, cfg)
@@ -109,7 +89,7 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	status := finishReport("gradcheck", rep, *jsonPath, *csvPath, stderr)
+	status := finishReport("gradcheck", rep, stderr, f.files(rep)...)
 	gradcheckClosingNote(stdout, results)
 	fmt.Fprintln(stdout, rep.Summary())
 	return status

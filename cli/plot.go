@@ -18,13 +18,7 @@ func cmdPlot(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	switch {
-	case *out == "":
-		return usageError(fs, stderr, "--out is required")
-	case len(paths) == 0:
-		return usageError(fs, stderr, "no CSV files given")
-	}
-	if code := checkOutputs(fs, stderr, dirOut("out", *out)); code >= 0 {
+	if code := checkOutAndInputs(fs, stderr, dirOut("out", *out), paths, "no CSV files given"); code >= 0 {
 		return code
 	}
 	runs := make([]plot.Run, 0, len(paths))

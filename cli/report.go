@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	flag "github.com/spf13/pflag"
+
 	"github.com/deep500/deep500-go/metrics"
 	"github.com/deep500/deep500-go/metrics/htmlreport"
 )
@@ -21,13 +23,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	if code >= 0 {
 		return code
 	}
-	switch {
-	case *out == "":
-		return usageError(fs, stderr, "--out is required")
-	case len(paths) == 0:
-		return usageError(fs, stderr, "no RESULT files given (JSON of conformance, gradcheck, bench or train; train CSVs)")
-	}
-	if code := checkOutputs(fs, stderr, fileOut("out", *out)); code >= 0 {
+	if code := checkOutAndInputs(fs, stderr, fileOut("out", *out), paths, "no RESULT files given (JSON of conformance, gradcheck, bench or train; train CSVs)"); code >= 0 {
 		return code
 	}
 	in, err := htmlreport.Load(paths...)
@@ -40,4 +36,19 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "report written to %s\n", *out)
 	return exitOK
+}
+
+// checkOutAndInputs is the usage check of the commands that turn the
+// files named on the command line into the output out (plot, report): out
+// is required and must be writable, and there must be inputs (noInputs
+// says which when there are none). It returns -1 to go on, else the exit
+// status.
+func checkOutAndInputs(fs *flag.FlagSet, stderr io.Writer, out output, inputs []string, noInputs string) int {
+	switch {
+	case out.path == "":
+		return usageError(fs, stderr, "--%s is required", out.flag)
+	case len(inputs) == 0:
+		return usageError(fs, stderr, "%s", noInputs)
+	}
+	return checkOutputs(fs, stderr, out)
 }

@@ -140,7 +140,7 @@ func typeChoices(s *ops.SchemaInfo, filter func(map[string]string) bool) []map[s
 	for _, c := range s.TypeConstraints {
 		var ok []string
 		for _, t := range c.Allowed {
-			if _, err := parseTypeString(t); err == nil {
+			if _, err := onnx.ParseTypeString(t); err == nil {
 				ok = append(ok, t)
 			}
 		}
@@ -196,29 +196,7 @@ func choiceRank(m map[string]string) int {
 // typePreference orders element types from the most to the least used.
 var typePreference = []string{"float", "int64", "int32", "double", "uint8", "int8", "bool", "string", "float16", "bfloat16", "int16", "uint16", "uint32", "uint64"}
 
-func typeRank(t string) int {
-	inner := t
-	for _, p := range []string{"optional(", "seq(", "tensor(", "map("} {
-		if i := strings.LastIndex(inner, p); i >= 0 {
-			inner = inner[i+len(p):]
-		}
-	}
-	inner = strings.TrimRight(inner, ")")
-	r := len(typePreference) + 1
-	for i, p := range typePreference {
-		if inner == p {
-			r = i
-		}
-	}
-	switch {
-	case strings.HasPrefix(t, "tensor("):
-	case strings.HasPrefix(t, "seq("):
-		r += 100
-	default:
-		r += 200
-	}
-	return r
-}
+func typeRank(t string) int { return ops.TypeRank(t, typePreference) }
 
 // typeLabel shortens a type string for a case name: "tensor(float)" is
 // "float", "seq(tensor(int64))" is "seq-int64", "map(string, float)" is
@@ -264,59 +242,11 @@ func choiceLabel(s *ops.SchemaInfo, choices []map[string]string, m map[string]st
 	return strings.Join(parts, "_")
 }
 
-// parseTypeString reads ONNX's type strings: tensor(T), seq(X),
-// optional(X), map(K, V) with V an element type or a type string.
-func parseTypeString(t string) (*onnx.TypeInfo, error) {
-	t = strings.TrimSpace(t)
-	open := strings.IndexByte(t, '(')
-	if open < 0 || !strings.HasSuffix(t, ")") {
-		return nil, fmt.Errorf("type %q", t)
-	}
-	kind, arg := t[:open], t[open+1:len(t)-1]
-	switch kind {
-	case "tensor":
-		dt, err := onnx.ParseDataType(arg)
-		if err != nil {
-			return nil, err
-		}
-		return &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: dt}, nil
-	case "seq", "optional":
-		inner, err := parseTypeString(arg)
-		if err != nil {
-			return nil, err
-		}
-		k := onnx.SequenceKind
-		if kind == "optional" {
-			k = onnx.OptionalKind
-		}
-		return &onnx.TypeInfo{Kind: k, Inner: inner}, nil
-	case "map":
-		key, val, ok := strings.Cut(arg, ",")
-		if !ok {
-			return nil, fmt.Errorf("type %q", t)
-		}
-		kt, err := onnx.ParseDataType(strings.TrimSpace(key))
-		if err != nil {
-			return nil, err
-		}
-		val = strings.TrimSpace(val)
-		if !strings.Contains(val, "(") {
-			val = "tensor(" + val + ")"
-		}
-		inner, err := parseTypeString(val)
-		if err != nil {
-			return nil, err
-		}
-		return &onnx.TypeInfo{Kind: onnx.MapKind, Elem: kt, Inner: inner}, nil
-	}
-	return nil, fmt.Errorf("type %q", t)
-}
-
 // newGen starts a case of schema s with the type assignment choice.
 func newGen(s *ops.SchemaInfo, r *rand.Rand, choice map[string]string) (*gen, error) {
 	g := &gen{s: s, since: s.SinceVersion, r: r, types: map[string]*onnx.TypeInfo{}, typeStr: choice, outTypes: map[int]*onnx.TypeInfo{}}
 	for p, t := range choice {
-		ti, err := parseTypeString(t)
+		ti, err := onnx.ParseTypeString(t)
 		if err != nil {
 			return nil, cannot("type %s of %s", t, p)
 		}
@@ -334,7 +264,7 @@ func (g *gen) paramType(p *ops.FormalParam) *onnx.TypeInfo {
 	if t, ok := g.types[p.TypeParam]; ok {
 		return t
 	}
-	t, err := parseTypeString(p.TypeParam)
+	t, err := onnx.ParseTypeString(p.TypeParam)
 	if err != nil {
 		return nil
 	}
@@ -349,7 +279,7 @@ func (g *gen) T(param string) onnx.DataType {
 		t = t.Inner
 	}
 	if t == nil {
-		if ti, err := parseTypeString(param); err == nil {
+		if ti, err := onnx.ParseTypeString(param); err == nil {
 			return ti.Elem
 		}
 		return onnx.Undefined
@@ -412,6 +342,20 @@ func (g *gen) axis(r int, neg bool) int {
 		a -= r
 	}
 	return a
+}
+
+// axisAndPos is a random axis as axis draws it and its position 0..r-1.
+func (g *gen) axisAndPos(r int, neg bool) (axis, pos int) {
+	axis = g.axis(r, neg)
+	return axis, axisPos(axis, r)
+}
+
+// axisPos is the position 0..r-1 of axis, which may count from the end.
+func axisPos(axis, r int) int {
+	if axis < 0 {
+		return axis + r
+	}
+	return axis
 }
 
 // distinctAxes is k distinct axes of a rank-r tensor, in random order,
@@ -607,46 +551,40 @@ func floatsOf(t *onnx.Tensor) []float64 {
 	if t.Type.IsFloat() {
 		return floatValues(t)
 	}
-	out := make([]float64, t.Len())
 	switch d := t.Data.(type) {
 	case []int8:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []int16:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []int32:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []int64:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []uint8:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []uint16:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []uint32:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []uint64:
-		for i, v := range d {
-			out[i] = float64(v)
-		}
+		return widen(d)
 	case []bool:
+		out := make([]float64, len(d))
 		for i, v := range d {
 			if v {
 				out[i] = 1
 			}
 		}
+		return out
+	}
+	return make([]float64, t.Len())
+}
+
+// widen converts integers to float64.
+func widen[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](d []T) []float64 {
+	out := make([]float64, len(d))
+	for i, v := range d {
+		out[i] = float64(v)
 	}
 	return out
 }

@@ -60,7 +60,7 @@ func tensorsOnly(p string) func(map[string]string) bool {
 // numericOnly keeps plain tensors of numbers.
 func numericOnly(p string) func(map[string]string) bool {
 	return func(t map[string]string) bool {
-		ti, err := parseTypeString(t[p])
+		ti, err := onnx.ParseTypeString(t[p])
 		return err == nil && ti.Kind == onnx.TensorKind && (ti.Elem.IsFloat() || ti.Elem.IsInteger())
 	}
 }
@@ -208,11 +208,7 @@ func genSplitToSequence(g *gen) error {
 	dt := g.T("T")
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 5)
-	axis := g.axis(r, true)
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, true)
 	g.in(0, g.rand(dt, shape...))
 	g.maybeInt("axis", int64(axis))
 	if axis != 0 {
@@ -248,10 +244,7 @@ func genConcatFromSequence(g *gen) error {
 	} else {
 		axis = g.axis(r, true)
 	}
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	a := axisPos(axis, r)
 	s := &onnx.Sequence{Elem: &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: dt}}
 	for range g.between(1, 3) {
 		shape := append([]int{}, base...)

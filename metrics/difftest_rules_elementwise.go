@@ -235,8 +235,8 @@ func genCastLike(g *gen) error {
 
 // bitCastTypes keeps pairs of one bit width.
 func bitCastTypes(t map[string]string) bool {
-	a, errA := parseTypeString(t["T1"])
-	b, errB := parseTypeString(t["T2"])
+	a, errA := onnx.ParseTypeString(t["T1"])
+	b, errB := onnx.ParseTypeString(t["T2"])
 	return errA == nil && errB == nil && bitWidth(a.Elem) == bitWidth(b.Elem) && bitWidth(a.Elem) >= 8
 }
 
@@ -404,30 +404,28 @@ func genMultinomial(g *gen) error {
 // genRandomShape: RandomNormal and RandomUniform.
 func genRandomShape(g *gen, a, b string) error {
 	shape := g.dims(g.between(1, 3), 1, 4)
-	s := make([]int64, len(shape))
-	for i, d := range shape {
-		s[i] = int64(d)
-	}
-	g.attrInts("shape", s...)
+	g.attrInts("shape", toInt64s(shape)...)
 	g.attrInt("dtype", int64(g.T("T")))
+	g.distributionAttrs(a, b)
+	return nil
+}
+
+// distributionAttrs sets the random operators' two distribution
+// parameters (named a and b: mean and scale, or low and high), at times a
+// seed, and marks the outputs as random draws.
+func (g *gen) distributionAttrs(a, b string) {
 	g.attrFloat(a, float64(g.between(-2, 0)))
 	g.attrFloat(b, float64(g.between(1, 3)))
 	if g.coin() {
 		g.attrFloat("seed", float64(g.between(0, 100)))
 	}
 	g.randomOutputs(g.s.OpType + " draws")
-	return nil
 }
 
 // genRandomLike: RandomNormalLike and RandomUniformLike.
 func genRandomLike(g *gen, a, b string) error {
 	g.in(0, g.rand(g.T("T1"), g.dims(g.between(1, 3), 1, 4)...))
 	g.attrInt("dtype", int64(g.T("T2")))
-	g.attrFloat(a, float64(g.between(-2, 0)))
-	g.attrFloat(b, float64(g.between(1, 3)))
-	if g.coin() {
-		g.attrFloat("seed", float64(g.between(0, 100)))
-	}
-	g.randomOutputs(g.s.OpType + " draws")
+	g.distributionAttrs(a, b)
 	return nil
 }

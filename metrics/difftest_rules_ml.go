@@ -89,25 +89,10 @@ func mapOf(keys, values *onnx.Tensor) *onnx.Map {
 	s := &onnx.Sequence{Elem: &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: values.Type}}
 	for i := range keys.Len() {
 		v := onnx.NewTensor(values.Type)
-		onnx.CopySlice(v.Data, sliceAt(values, i))
+		_ = onnx.CopyElement(v, 0, values, i) // v has values' type
 		s.Values = append(s.Values, v)
 	}
 	return &onnx.Map{Keys: keys, Values: s}
-}
-
-// sliceAt is element i of t's backing slice as a one-element slice.
-func sliceAt(t *onnx.Tensor, i int) any {
-	switch d := t.Data.(type) {
-	case []float32:
-		return d[i : i+1]
-	case []float64:
-		return d[i : i+1]
-	case []int64:
-		return d[i : i+1]
-	case []string:
-		return d[i : i+1]
-	}
-	return nil
 }
 
 func mapType(kt, vt onnx.DataType) *onnx.TypeInfo {
@@ -174,7 +159,7 @@ func genCategoryMapper(g *gen) error {
 
 // dictVectorizerTypes: the output holds the map's values.
 func dictVectorizerTypes(t map[string]string) bool {
-	m, err := parseTypeString(t["T1"])
+	m, err := onnx.ParseTypeString(t["T1"])
 	return err == nil && "tensor("+m.Inner.Elem.String()+")" == t["T2"]
 }
 
@@ -320,7 +305,7 @@ func genLabelEncoder(g *gen) error {
 		if g.chance(0.25) {
 			src, j = all, g.intn(10)
 		}
-		onnx.CopySlice(sliceFromTensor(x, i), sliceFromTensor(src, j))
+		_ = onnx.CopyElement(x, i, src, j) // keys and all are of type t1
 	}
 	g.in(0, x)
 	if g.since == 1 {
@@ -365,25 +350,6 @@ func genLabelEncoder(g *gen) error {
 		case t2 == onnx.Float:
 			g.attrFloat("default_float", 7.5)
 		}
-	}
-	return nil
-}
-
-// sliceFromTensor is element i of t as a one-element slice.
-func sliceFromTensor(t *onnx.Tensor, i int) any {
-	switch d := t.Data.(type) {
-	case []float32:
-		return d[i : i+1]
-	case []float64:
-		return d[i : i+1]
-	case []int16:
-		return d[i : i+1]
-	case []int32:
-		return d[i : i+1]
-	case []int64:
-		return d[i : i+1]
-	case []string:
-		return d[i : i+1]
 	}
 	return nil
 }
@@ -637,10 +603,13 @@ func (g *gen) withNaN(x *onnx.Tensor) *onnx.Tensor {
 	return x
 }
 
-// treeAttrs sets the nodes_* attributes of versions 1 and 3 (with the
-// *_as_tensor forms at times in version 3) and returns the leaves as
-// (tree, node, target, weight) rows.
-func (g *gen) treeAttrs(trees [][]treeNode) (treeIDs, nodeIDs, targetIDs []int64, weights []float64) {
+// treeAttrs sets the attributes of versions 1 and 3 (with the
+// *_as_tensor forms at times in version 3): the nodes_* ones and the
+// leaves' (tree, node, target, weight) rows as leaf_treeids,
+// leaf_nodeids, leaf_ids and leaf_weights, leaf being "class" or "target".
+func (g *gen) treeAttrs(trees [][]treeNode, leaf string) {
+	var treeIDs, nodeIDs, targetIDs []int64
+	var weights []float64
 	var tids, nids, fids, tru, fal, miss []int64
 	var modes []string
 	var values, hit []float64
@@ -678,18 +647,27 @@ func (g *gen) treeAttrs(trees [][]treeNode) (treeIDs, nodeIDs, targetIDs []int64
 	g.attrStrings("nodes_modes", modes...)
 	g.attrInts("nodes_truenodeids", tru...)
 	g.attrInts("nodes_falsenodeids", fal...)
-	if g.since >= 3 && g.coin() {
-		_ = g.attrTensor("nodes_values_as_tensor", tensorOf(g.thresholdType(), values, len(values)))
-	} else {
-		g.attrFloats("nodes_values", values...)
-	}
+	g.weightsAttr("nodes_values", values)
 	if anyMissing {
 		g.attrInts("nodes_missing_value_tracks_true", miss...)
 	}
 	if g.chance(0.2) {
 		g.attrFloats("nodes_hitrates", hit...)
 	}
-	return treeIDs, nodeIDs, targetIDs, weights
+	g.attrInts(leaf+"_treeids", treeIDs...)
+	g.attrInts(leaf+"_nodeids", nodeIDs...)
+	g.attrInts(leaf+"_ids", targetIDs...)
+	g.weightsAttr(leaf+"_weights", weights)
+}
+
+// weightsAttr sets the float attribute name to v, or at times in version
+// 3 its name_as_tensor form.
+func (g *gen) weightsAttr(name string, v []float64) {
+	if g.since >= 3 && g.coin() {
+		_ = g.attrTensor(name+"_as_tensor", tensorOf(g.thresholdType(), v, len(v)))
+	} else {
+		g.attrFloats(name, v...)
+	}
 }
 
 // thresholdType is the element type of version 3's *_as_tensor
@@ -722,15 +700,7 @@ func genTreeClassifier(g *gen) error {
 		scored = 1
 	}
 	g.in(0, g.withNaN(g.features(g.T("T1"), n, f)))
-	tids, nids, cids, w := g.treeAttrs(g.forest(f, scored, false))
-	g.attrInts("class_treeids", tids...)
-	g.attrInts("class_nodeids", nids...)
-	g.attrInts("class_ids", cids...)
-	if g.since >= 3 && g.coin() {
-		_ = g.attrTensor("class_weights_as_tensor", tensorOf(g.thresholdType(), w, len(w)))
-	} else {
-		g.attrFloats("class_weights", w...)
-	}
+	g.treeAttrs(g.forest(f, scored, false), "class")
 	g.classLabels(c, "classlabels_int64s", "classlabels_strings")
 	if g.coin() {
 		g.attrFloats("base_values", g.floatsIn(scored, -1, 1, 0.125)...)
@@ -745,15 +715,7 @@ func genTreeClassifier(g *gen) error {
 func genTreeRegressor(g *gen) error {
 	n, f, t := g.between(1, 4), g.between(1, 3), g.between(1, 3)
 	g.in(0, g.withNaN(g.features(g.T("T"), n, f)))
-	tids, nids, ids, w := g.treeAttrs(g.forest(f, t, false))
-	g.attrInts("target_treeids", tids...)
-	g.attrInts("target_nodeids", nids...)
-	g.attrInts("target_ids", ids...)
-	if g.since >= 3 && g.coin() {
-		_ = g.attrTensor("target_weights_as_tensor", tensorOf(g.thresholdType(), w, len(w)))
-	} else {
-		g.attrFloats("target_weights", w...)
-	}
+	g.treeAttrs(g.forest(f, t, false), "target")
 	g.attrInt("n_targets", int64(t))
 	if g.coin() {
 		g.attrString("aggregate_function", pick(g, "SUM", "AVERAGE", "MIN", "MAX"))

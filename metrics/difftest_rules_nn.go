@@ -139,13 +139,9 @@ func (g *gen) convShapes() (n, c, m, group int) {
 	return n, c, m, group
 }
 
-// genConv: https://onnx.ai/onnx/operators/onnx__Conv.html
-func genConv(g *gen) error {
-	dt := g.T("T")
-	w := g.newWindow(pick(g, 1, 2, 2, 2, 3), true, true)
-	n, c, m, group := g.convShapes()
-	g.in(0, g.rand(dt, append([]int{n, c}, w.in...)...))
-	g.in(1, g.randIn(dt, -1, 1, append([]int{m, c / group}, w.kernel...)...))
+// convBiasAndAttrs sets, for Conv and ConvTranspose, a bias of m
+// channels at times, the window's attributes and the group.
+func (g *gen) convBiasAndAttrs(w window, dt onnx.DataType, m, group int) {
 	if g.coin() {
 		g.in(2, g.rand(dt, m))
 	}
@@ -153,6 +149,16 @@ func genConv(g *gen) error {
 	if group > 1 || g.chance(0.2) {
 		g.attrInt("group", int64(group))
 	}
+}
+
+// genConv: https://onnx.ai/onnx/operators/onnx__Conv.html
+func genConv(g *gen) error {
+	dt := g.T("T")
+	w := g.newWindow(pick(g, 1, 2, 2, 2, 3), true, true)
+	n, c, m, group := g.convShapes()
+	g.in(0, g.rand(dt, append([]int{n, c}, w.in...)...))
+	g.in(1, g.randIn(dt, -1, 1, append([]int{m, c / group}, w.kernel...)...))
+	g.convBiasAndAttrs(w, dt, m, group)
 	return nil
 }
 
@@ -169,13 +175,7 @@ func genConvTranspose(g *gen) error {
 	}
 	g.in(0, g.rand(dt, append([]int{n, c}, w.in...)...))
 	g.in(1, g.randIn(dt, -1, 1, append([]int{c, m / group}, w.kernel...)...))
-	if g.coin() {
-		g.in(2, g.rand(dt, m))
-	}
-	w.attrs(g, g.coin())
-	if group > 1 || g.chance(0.2) {
-		g.attrInt("group", int64(group))
-	}
+	g.convBiasAndAttrs(w, dt, m, group)
 	if w.setStrides && w.autoPad == "NOTSET" && g.coin() {
 		op := make([]int64, len(w.in))
 		for i := range op {
@@ -377,12 +377,18 @@ func genMaxUnpool(g *gen) error {
 	return nil
 }
 
+// roiFeatures draws, for the region-of-interest operators, an [N, C, H,
+// W] feature map as input 0 and the number of regions.
+func (g *gen) roiFeatures(dt onnx.DataType) (n, h, w, rois int) {
+	n, c, h, w := g.between(1, 2), g.between(1, 3), g.between(3, 7), g.between(3, 7)
+	g.in(0, g.rand(dt, n, c, h, w))
+	return n, h, w, g.between(1, 3)
+}
+
 // genMaxRoiPool: https://onnx.ai/onnx/operators/onnx__MaxRoiPool.html
 func genMaxRoiPool(g *gen) error {
 	dt := g.T("T")
-	n, c, h, w := g.between(1, 2), g.between(1, 3), g.between(3, 7), g.between(3, 7)
-	g.in(0, g.rand(dt, n, c, h, w))
-	rois := g.between(1, 3)
+	n, h, w, rois := g.roiFeatures(dt)
 	vals := make([]float64, 0, rois*5)
 	for range rois {
 		x1, y1 := g.between(0, w-2), g.between(0, h-2)
@@ -396,9 +402,7 @@ func genMaxRoiPool(g *gen) error {
 // genRoiAlign: https://onnx.ai/onnx/operators/onnx__RoiAlign.html
 func genRoiAlign(g *gen) error {
 	dt := g.T("T1")
-	n, c, h, w := g.between(1, 2), g.between(1, 3), g.between(3, 7), g.between(3, 7)
-	g.in(0, g.rand(dt, n, c, h, w))
-	rois := g.between(1, 3)
+	n, h, w, rois := g.roiFeatures(dt)
 	vals := make([]float64, 0, rois*4)
 	batch := make([]int64, rois)
 	for i := range rois {
@@ -475,10 +479,7 @@ func genLayerNorm(g *gen) error {
 	} else {
 		g.attrInt("axis", int64(axis))
 	}
-	if axis < 0 {
-		axis += r
-	}
-	norm := shape[axis:]
+	norm := shape[axisPos(axis, r):]
 	g.in(0, g.rand(xt, shape...))
 	g.in(1, g.randIn(st, 0.5, 1.5, norm...))
 	if g.s.OpType == "LayerNormalization" {

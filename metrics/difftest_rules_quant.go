@@ -57,17 +57,9 @@ func (g *gen) scaleLayout(shape []int) []int {
 	r := len(shape)
 	switch {
 	case g.since >= 21 && r > 0 && slices.Max(shape) > 1 && g.chance(0.3):
-		axis := g.axis(r, true)
-		a := axis
-		if a < 0 {
-			a += r
-		}
+		axis, a := g.axisAndPos(r, true)
 		for shape[a] < 2 {
-			axis = g.axis(r, true)
-			a = axis
-			if a < 0 {
-				a += r
-			}
+			axis, a = g.axisAndPos(r, true)
 		}
 		block := g.between(1, shape[a]-1)
 		s := append([]int{}, shape...)
@@ -76,11 +68,7 @@ func (g *gen) scaleLayout(shape []int) []int {
 		g.attrInt("block_size", int64(block))
 		return s
 	case g.since >= 13 && r > 0 && g.coin():
-		axis := g.axis(r, true)
-		a := axis
-		if a < 0 {
-			a += r
-		}
+		axis, a := g.axisAndPos(r, true)
 		if axis != 1 || g.coin() {
 			g.attrInt("axis", int64(axis))
 		} else if r < 2 {

@@ -161,12 +161,18 @@ func genSqueeze(g *gen) error {
 			axes[i] -= int64(r)
 		}
 	}
-	if g.since < 13 {
-		g.attrInts("axes", axes...)
-	} else {
-		g.indexIn(1, i64s(axes...))
-	}
+	g.listBefore13("axes", axes)
 	return nil
+}
+
+// listBefore13 sets v as the attribute name before version 13 and as
+// input 1 from it on, where Squeeze, Unsqueeze and Split moved it.
+func (g *gen) listBefore13(name string, v []int64) {
+	if g.since < 13 {
+		g.attrInts(name, v...)
+	} else {
+		g.indexIn(1, i64s(v...))
+	}
 }
 
 // genUnsqueeze: https://onnx.ai/onnx/operators/onnx__Unsqueeze.html
@@ -176,11 +182,7 @@ func genUnsqueeze(g *gen) error {
 	g.in(0, g.rand(dt, g.dims(r, 1, 4)...))
 	k := g.between(1, 2)
 	axes := g.distinctAxes(r+k, k, g.negAxes())
-	if g.since < 13 {
-		g.attrInts("axes", axes...)
-	} else {
-		g.indexIn(1, i64s(axes...))
-	}
+	g.listBefore13("axes", axes)
 	return nil
 }
 
@@ -200,11 +202,7 @@ func genConcat(g *gen) error {
 	dt := g.T("T")
 	r := g.between(1, 4)
 	base := g.dims(r, 1, 4)
-	axis := g.axis(r, g.negAxes())
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, g.negAxes())
 	for i := range g.between(1, 3) {
 		s := append([]int{}, base...)
 		s[a] = g.between(0, 3)
@@ -224,11 +222,7 @@ func genSplit(g *gen) error {
 	dt := g.T("T")
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 5)
-	axis := g.axis(r, g.negAxes())
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, g.negAxes())
 	g.maybeInt("axis", int64(axis))
 	if axis != 0 && g.s.Attribute("axis") != nil {
 		g.attrInt("axis", int64(axis))
@@ -256,11 +250,7 @@ func genSplit(g *gen) error {
 			sizes = append(sizes, 0)
 		}
 		g.in(0, g.rand(dt, shape...))
-		if g.since < 13 {
-			g.attrInts("split", sizes...)
-		} else {
-			g.indexIn(1, i64s(sizes...))
-		}
+		g.listBefore13("split", sizes)
 		g.outputs(len(sizes))
 		return nil
 	}
@@ -362,11 +352,7 @@ func genGather(g *gen) error {
 	dt, it := g.T("T"), g.T("Tind")
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 4)
-	axis := g.axis(r, g.negAxes())
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, g.negAxes())
 	g.in(0, g.rand(dt, shape...))
 	ishape := g.dims(g.between(0, 2), 1, 3)
 	g.in(1, ints(it, g.indexValues(onnx.NumElements(ishape), shape[a], g.negAxes()), ishape...))
@@ -381,11 +367,7 @@ func genGatherElements(g *gen) error {
 	dt, it := g.T("T"), g.T("Tind")
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 4)
-	axis := g.axis(r, true)
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, true)
 	ishape := make([]int, r)
 	for i := range ishape {
 		ishape[i] = g.between(1, shape[i])
@@ -428,11 +410,7 @@ func genScatterElements(g *gen) error {
 	dt, it := g.T("T"), g.T("Tind")
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 4)
-	axis := g.axis(r, g.negAxes())
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, g.negAxes())
 	reduction := "none"
 	if g.hasAttr("reduction") && g.coin() {
 		reduction = pick(g, "add", "mul")
@@ -634,11 +612,7 @@ func genCompress(g *gen) error {
 	g.in(0, g.rand(g.T("T"), shape...))
 	n := onnx.NumElements(shape)
 	if g.coin() {
-		axis := g.axis(r, g.negAxes())
-		a := axis
-		if a < 0 {
-			a += r
-		}
+		axis, a := g.axisAndPos(r, g.negAxes())
 		n = shape[a]
 		g.attrInt("axis", int64(axis))
 	}
@@ -816,11 +790,7 @@ func genTopK(g *gen) error {
 	dt := g.T("T")
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 5)
-	axis := g.axis(r, g.negAxes())
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	axis, a := g.axisAndPos(r, g.negAxes())
 	g.in(0, g.rand(dt, shape...))
 	k := int64(g.between(0, shape[a]))
 	if g.since < 10 {
@@ -946,10 +916,7 @@ func genTensorScatter(g *gen) error {
 	} else {
 		g.attrInt("axis", int64(axis))
 	}
-	a := axis
-	if a < 0 {
-		a += r
-	}
+	a := axisPos(axis, r)
 	maxSeq := g.between(2, 6)
 	shape[a] = maxSeq
 	seq := g.between(1, maxSeq)

@@ -81,8 +81,14 @@ func RegisteredOperators() []RegisteredOperator {
 			out = append(out, RegisteredOperator{k[0], k[1], r.since})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	SortRegisteredOperators(out)
+	return out
+}
+
+// SortRegisteredOperators sorts list by domain, op type and version.
+func SortRegisteredOperators(list []RegisteredOperator) {
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
 		if a.Domain != b.Domain {
 			return a.Domain < b.Domain
 		}
@@ -91,7 +97,6 @@ func RegisteredOperators() []RegisteredOperator {
 		}
 		return a.Since < b.Since
 	})
-	return out
 }
 
 // UnknownOperator stands for a node whose operator is not registered for

@@ -65,15 +65,16 @@ func (s *SparseTensor) Dense() (*Tensor, error) {
 		if off < 0 || off >= total {
 			return nil, fmt.Errorf("sparse index %d out of range for shape %v", off, s.Shape)
 		}
-		if err := setElement(out, off, s.Values, i); err != nil {
+		if err := CopyElement(out, off, s.Values, i); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// setElement copies element j of src to element i of dst (same Go type).
-func setElement(dst *Tensor, i int, src *Tensor, j int) error {
+// CopyElement copies element j of src to element i of dst, two tensors of
+// the same element type (or sharing a backing slice type).
+func CopyElement(dst *Tensor, i int, src *Tensor, j int) error {
 	if sliceType(dst.Type) != sliceType(src.Type) {
 		return fmt.Errorf("element type %v into %v", src.Type, dst.Type)
 	}

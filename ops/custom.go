@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 
 	"github.com/deep500/deep500-go/onnx"
@@ -203,7 +202,7 @@ func RegisterCustom(domain, opType string, since int) error {
 		return fmt.Errorf("ops: a custom operator needs an op type")
 	case since < 1:
 		return fmt.Errorf("ops: custom operator %s (domain %s): version %d, want 1 or more", opType, domain, since)
-	case reservedDomain(domain):
+	case ReservedDomain(domain):
 		return fmt.Errorf("ops: custom operator %s: domain %q is reserved for the operators ONNX and this project define; use a domain of your own", opType, displayDomain(domain))
 	}
 	customMu.Lock()
@@ -235,22 +234,13 @@ func CustomOperators() []onnx.RegisteredOperator {
 	for k := range customRegs {
 		out = append(out, onnx.RegisteredOperator{Domain: k.domain, OpType: k.opType, Since: k.since})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Domain != b.Domain {
-			return a.Domain < b.Domain
-		}
-		if a.OpType != b.OpType {
-			return a.OpType < b.OpType
-		}
-		return a.Since < b.Since
-	})
+	onnx.SortRegisteredOperators(out)
 	return out
 }
 
 // reservedDomain reports whether ONNX's schemas or the project's own
 // operators use domain.
-func reservedDomain(domain string) bool {
+func ReservedDomain(domain string) bool {
 	if domain == "" || domain == LossDomain {
 		return true
 	}

@@ -235,11 +235,11 @@ func (k *attentionKernel) compute(in attentionInputs) (y, presentK, presentV, qk
 	// Q and K are each scaled by sqrt(scale): a negative scale is NaN.
 	sq := math.Sqrt(scale)
 	rows := B * Hq * S
-	k.y = reduceGrow(k.y, rows*Dv)
+	k.y = withLen(k.y, rows*Dv)
 	yd := k.y
 	var qkd []float64
 	if k.mode >= 0 {
-		k.qk = reduceGrow(k.qk, rows*L)
+		k.qk = withLen(k.qk, rows*L)
 		qkd = k.qk
 	}
 	group := Hq / Hkv
@@ -363,7 +363,7 @@ func (k *attentionKernel) readMask(bias *attentionBias, m *onnx.Tensor, B, Hq, S
 		bias.mask = d
 		return nil
 	}
-	k.wm = reduceGrow(k.wm, m.Len())
+	k.wm = withLen(k.wm, m.Len())
 	if !float64sInto(k.wm, m.Data) {
 		return fmt.Errorf("attn_mask of type %v: it must be bool or numeric", m.Type)
 	}
@@ -398,7 +398,7 @@ func attentionSoftmax(a []float64, masked bool) {
 // past) followed by the new operand read through its layout.
 func attentionConcat(dst []float64, pastT *onnx.Tensor, wide *[]float64, cur []float64, l attentionLayout, B, H, past, size int) []float64 {
 	L := past + l.seq
-	dst = reduceGrow(dst, B*H*L*size)
+	dst = withLen(dst, B*H*L*size)
 	var pd []float64
 	if pastT != nil {
 		pd, _ = float64Data(pastT, wide)

@@ -134,7 +134,7 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 	sq := math.Sqrt(scale) // Q and K are each scaled by sqrt(scale)
 	group := Hq / Hkv
 	rows := B * Hq * L
-	k.sc = reduceGrow(k.sc, rows*S)
+	k.sc = withLen(k.sc, rows*S)
 	sc := k.sc
 	par.For(rows, k.threads, max(1, 8192/max(1, S*E)), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -186,7 +186,7 @@ func (k *flexKernel) compute(slots []onnx.Value, q, kk, v *onnx.Tensor) (*onnx.T
 		roundTo(precision, sc)
 	}
 	y := k.outY.tensor(q.Type, []int{B, Hq, L, Ev})
-	k.yd = reduceGrow(k.yd, rows*Ev)
+	k.yd = withLen(k.yd, rows*Ev)
 	yd := k.yd
 	clear(yd)
 	par.For(rows, k.threads, max(1, 8192/max(1, S*Ev)), func(lo, hi int) {

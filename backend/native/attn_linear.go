@@ -123,25 +123,9 @@ func (k *linearAttentionKernel) compute(q, key, v, past, decay, beta *onnx.Tenso
 					linearAttentionDecay(S, gs, tok*hkv+h, dk, dv, decayPerKey)
 				}
 				if k.delta {
-					bt := bs[tok]
-					if betaPerHead {
-						bt = bs[tok*hkv+h]
-					}
-					// v <- beta * (v - S^T k)
-					for j := range dv {
-						var acc float32
-						for i := range dk {
-							acc += S[i*dv+j] * kt[i]
-						}
-						vt[j] = bt * (vt[j] - acc)
-					}
+					linearAttentionDelta(vt, nil, S, kt, bs[linearAttentionBetaAt(tok, h, hkv, betaPerHead)])
 				}
-				for i, kv := range kt {
-					row := S[i*dv : (i+1)*dv]
-					for j, x := range vt {
-						row[j] += kv * x
-					}
-				}
+				linearAttentionAddOuter(S, kt, vt)
 				for qh := h * group; qh < (h+1)*group; qh++ {
 					qt := qs[(tok*hq+qh)*dk : (tok*hq+qh+1)*dk]
 					ot := o[(tok*hq+qh)*dv : (tok*hq+qh+1)*dv]
@@ -189,8 +173,8 @@ func (b *builder) VisitLinearAttention(op *ops.LinearAttention) error {
 		return err
 	}
 	if !b.probing {
-		if op.QNumHeads < 1 || op.KvNumHeads < 1 || op.QNumHeads%op.KvNumHeads != 0 || op.QNumHeads > convMaxElements {
-			return fmt.Errorf("q_num_heads %d must be a positive multiple of kv_num_heads %d", op.QNumHeads, op.KvNumHeads)
+		if k.qHeads, k.kvHeads, err = linearAttentionHeads(op); err != nil {
+			return err
 		}
 		if k.gated != refs[4].present() {
 			return fmt.Errorf("update_rule %q: decay must be given exactly for the gated rules", op.UpdateRule)
@@ -199,7 +183,6 @@ func (b *builder) VisitLinearAttention(op *ops.LinearAttention) error {
 			return fmt.Errorf("update_rule %q: beta must be given exactly for the delta rules", op.UpdateRule)
 		}
 	}
-	k.qHeads, k.kvHeads = int(op.QNumHeads), int(op.KvNumHeads)
 	y := b.output(op.Out.Output)
 	present := b.output(op.Out.PresentState)
 	return b.emit(func(slots []onnx.Value) error {
@@ -240,6 +223,54 @@ func linearAttentionDecay(S, gs []float32, th, dk, dv int, perKey bool) {
 			row[j] *= f
 		}
 	}
+}
+
+// linearAttentionDelta applies the delta rules' correction to the value
+// row u of a token: u <- beta·(u − Aᵀk) for the state A (len(k) rows of
+// len(u)); w, when not nil, keeps u − Aᵀk.
+func linearAttentionDelta(u, w, A, k []float32, beta float32) {
+	dv := len(u)
+	for j := range u {
+		var acc float32
+		for i, kv := range k {
+			acc += A[i*dv+j] * kv
+		}
+		d := u[j] - acc
+		if w != nil {
+			w[j] = d
+		}
+		u[j] = beta * d
+	}
+}
+
+// linearAttentionAddOuter adds the outer product k·uᵀ to the state S
+// (len(k) rows of len(u)).
+func linearAttentionAddOuter(S, k, u []float32) {
+	dv := len(u)
+	for i, kv := range k {
+		row := S[i*dv : (i+1)*dv]
+		for j, x := range u {
+			row[j] += kv * x
+		}
+	}
+}
+
+// linearAttentionBetaAt is the index in beta of token tok and KV head h
+// (of hkv): beta holds one value per token and head, or one per token.
+func linearAttentionBetaAt(tok, h, hkv int, perHead bool) int {
+	if perHead {
+		return tok*hkv + h
+	}
+	return tok
+}
+
+// linearAttentionHeads reads q_num_heads and kv_num_heads, which the
+// forward and the gradient check alike.
+func linearAttentionHeads(op *ops.LinearAttention) (q, kv int, err error) {
+	if op.QNumHeads < 1 || op.KvNumHeads < 1 || op.QNumHeads%op.KvNumHeads != 0 || op.QNumHeads > convMaxElements {
+		return 0, 0, fmt.Errorf("q_num_heads %d must be a positive multiple of kv_num_heads %d", op.QNumHeads, op.KvNumHeads)
+	}
+	return int(op.QNumHeads), int(op.KvNumHeads), nil
 }
 
 // linearAttentionRule reads update_rule: whether the state decays (gated)

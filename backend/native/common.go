@@ -155,14 +155,23 @@ func float64sInto(dst []float64, data any) bool {
 }
 
 // scratchOf resizes *buf to n elements, reallocating it when its capacity
-// is short, and returns it; the contents are unspecified. reduceGrow is
-// the same for a slice held by value.
+// is short, and returns it; the contents are unspecified. withLen is the
+// same for a slice held by value.
 func scratchOf[T any](buf *[]T, n int) []T {
 	if cap(*buf) < n {
 		*buf = make([]T, n)
 	}
 	*buf = (*buf)[:n]
 	return *buf
+}
+
+// withLen returns s resized to n elements, reallocated when its capacity
+// is short; the contents are unspecified.
+func withLen[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // optionalData returns t's elements as []T, or nil for a nil t (an

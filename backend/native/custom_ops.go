@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
@@ -124,16 +123,7 @@ func RegisteredKernels() []onnx.RegisteredOperator {
 	for k := range kernels {
 		out = append(out, onnx.RegisteredOperator{Domain: k.domain, OpType: k.opType, Since: k.since})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Domain != b.Domain {
-			return a.Domain < b.Domain
-		}
-		if a.OpType != b.OpType {
-			return a.OpType < b.OpType
-		}
-		return a.Since < b.Since
-	})
+	onnx.SortRegisteredOperators(out)
 	return out
 }
 

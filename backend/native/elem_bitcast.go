@@ -61,10 +61,7 @@ func (k *bitCastKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 		return out, nil
 	}
 	n := x.Len()
-	if cap(k.bits) < n {
-		k.bits = make([]uint64, n)
-	}
-	bits := k.bits[:n]
+	bits := scratchOf(&k.bits, n)
 	if err := bitCastLoad(bits, x); err != nil {
 		return nil, err
 	}
@@ -74,29 +71,12 @@ func (k *bitCastKernel) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 
 // bitCastLoad writes each element's bit pattern into bits.
 func bitCastLoad(bits []uint64, x *onnx.Tensor) error {
+	mask := uint64(1)<<bitCastWidth(x.Type) - 1 // all ones for 64 bits
 	switch d := x.Data.(type) {
 	case []int8:
-		mask := uint64(0xFF)
-		switch x.Type {
-		case onnx.Int4:
-			mask = 0xF
-		case onnx.Int2:
-			mask = 0x3
-		}
-		for i, v := range d {
-			bits[i] = uint64(uint8(v)) & mask
-		}
+		bitCastLoadInts(bits, d, mask)
 	case []uint8:
-		mask := uint64(0xFF)
-		switch x.Type {
-		case onnx.Uint4:
-			mask = 0xF
-		case onnx.Uint2:
-			mask = 0x3
-		}
-		for i, v := range d {
-			bits[i] = uint64(v) & mask
-		}
+		bitCastLoadInts(bits, d, mask)
 	case []bool:
 		for i, v := range d {
 			bits[i] = 0
@@ -105,41 +85,35 @@ func bitCastLoad(bits []uint64, x *onnx.Tensor) error {
 			}
 		}
 	case []onnx.F4E2M1:
-		bitCastLoadMasked(bits, d, 0xF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.F8E4M3FN:
-		bitCastLoadMasked(bits, d, 0xFF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.F8E4M3FNUZ:
-		bitCastLoadMasked(bits, d, 0xFF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.F8E5M2:
-		bitCastLoadMasked(bits, d, 0xFF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.F8E5M2FNUZ:
-		bitCastLoadMasked(bits, d, 0xFF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.F8E8M0:
-		bitCastLoadMasked(bits, d, 0xFF)
+		bitCastLoadInts(bits, d, mask)
 	case []int16:
-		for i, v := range d {
-			bits[i] = uint64(uint16(v))
-		}
+		bitCastLoadInts(bits, d, mask)
 	case []uint16:
-		bitCastLoadMasked(bits, d, 0xFFFF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.F16:
-		bitCastLoadMasked(bits, d, 0xFFFF)
+		bitCastLoadInts(bits, d, mask)
 	case []onnx.BF16:
-		bitCastLoadMasked(bits, d, 0xFFFF)
+		bitCastLoadInts(bits, d, mask)
 	case []int32:
-		for i, v := range d {
-			bits[i] = uint64(uint32(v))
-		}
+		bitCastLoadInts(bits, d, mask)
 	case []uint32:
-		bitCastLoadMasked(bits, d, math.MaxUint32)
+		bitCastLoadInts(bits, d, mask)
 	case []float32:
 		for i, v := range d {
 			bits[i] = uint64(math.Float32bits(v))
 		}
 	case []int64:
-		for i, v := range d {
-			bits[i] = uint64(v)
-		}
+		bitCastLoadInts(bits, d, mask)
 	case []uint64:
 		copy(bits, d)
 	case []float64:
@@ -156,8 +130,15 @@ func bitCastLoad(bits []uint64, x *onnx.Tensor) error {
 	return nil
 }
 
-// bitCastLoadMasked copies unsigned bit patterns, masked to their width.
-func bitCastLoadMasked[T ~uint8 | ~uint16 | ~uint32](bits []uint64, src []T, mask uint64) {
+// bitCastInt is the integer types (and the float types stored as their
+// bit patterns) BitCast moves as integers.
+type bitCastInt interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// bitCastLoadInts copies integer bit patterns, masked to the type's width
+// (which drops a signed value's sign extension).
+func bitCastLoadInts[T bitCastInt](bits []uint64, src []T, mask uint64) {
 	for i, v := range src {
 		bits[i] = uint64(v) & mask
 	}
@@ -169,60 +150,46 @@ func bitCastLoadMasked[T ~uint8 | ~uint16 | ~uint32](bits []uint64, src []T, mas
 func bitCastStore(out *onnx.Tensor, bits []uint64) {
 	switch d := out.Data.(type) {
 	case []int8:
-		shift := 0
-		switch out.Type {
-		case onnx.Int4:
-			shift = 4
-		case onnx.Int2:
-			shift = 6
-		}
+		shift := 8 - bitCastWidth(out.Type)
 		for i, b := range bits {
 			d[i] = int8(uint8(b)<<shift) >> shift
 		}
 	case []uint8:
-		for i, b := range bits {
-			d[i] = uint8(b)
-		}
+		bitCastStoreInts(d, bits)
 	case []bool:
 		for i, b := range bits {
 			d[i] = b != 0
 		}
 	case []onnx.F4E2M1:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.F8E4M3FN:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.F8E4M3FNUZ:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.F8E5M2:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.F8E5M2FNUZ:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.F8E8M0:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []int16:
-		for i, b := range bits {
-			d[i] = int16(uint16(b))
-		}
+		bitCastStoreInts(d, bits)
 	case []uint16:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.F16:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []onnx.BF16:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []int32:
-		for i, b := range bits {
-			d[i] = int32(uint32(b))
-		}
+		bitCastStoreInts(d, bits)
 	case []uint32:
-		bitCastStoreUnsigned(d, bits)
+		bitCastStoreInts(d, bits)
 	case []float32:
 		for i, b := range bits {
 			d[i] = math.Float32frombits(uint32(b))
 		}
 	case []int64:
-		for i, b := range bits {
-			d[i] = int64(b)
-		}
+		bitCastStoreInts(d, bits)
 	case []uint64:
 		copy(d, bits)
 	case []float64:
@@ -236,8 +203,9 @@ func bitCastStore(out *onnx.Tensor, bits []uint64) {
 	}
 }
 
-// bitCastStoreUnsigned sets each element of dst to its bit pattern.
-func bitCastStoreUnsigned[T ~uint8 | ~uint16 | ~uint32](dst []T, bits []uint64) {
+// bitCastStoreInts sets each element of dst to the low bits of its
+// pattern.
+func bitCastStoreInts[T bitCastInt](dst []T, bits []uint64) {
 	for i, b := range bits {
 		dst[i] = T(b)
 	}

@@ -38,10 +38,9 @@ func (gb *gradBuilder) VisitLinearAttention(op *ops.LinearAttention) error {
 	if k.gated, k.delta, err = linearAttentionRule(op.UpdateRule); err != nil {
 		return err
 	}
-	if op.QNumHeads < 1 || op.KvNumHeads < 1 || op.QNumHeads%op.KvNumHeads != 0 {
-		return fmt.Errorf("q_num_heads %d must be a positive multiple of kv_num_heads %d", op.QNumHeads, op.KvNumHeads)
+	if k.qHeads, k.kvHeads, err = linearAttentionHeads(op); err != nil {
+		return err
 	}
-	k.qHeads, k.kvHeads = int(op.QNumHeads), int(op.KvNumHeads)
 	for i, name := range []string{op.In.Query, op.In.Key, op.In.Value, op.In.PastState, op.In.Decay, op.In.Beta} {
 		k.in[i] = gb.slot(name)
 	}
@@ -94,10 +93,7 @@ func (k *gradLinearAttentionKernel) run(slots []onnx.Value, g *gradState) error 
 	}
 	// Scratch: the nt+1 states, A, dS, u, w, du.
 	sz := (nt+1)*dk*dv + 2*dk*dv + 3*dv
-	if cap(k.buf) < sz {
-		k.buf = make([]float32, sz)
-	}
-	buf := k.buf[:sz]
+	buf := scratchOf(&k.buf, sz)
 	states, rest := buf[:(nt+1)*dk*dv], buf[(nt+1)*dk*dv:]
 	A, dS, u, w, du := rest[:dk*dv], rest[dk*dv:2*dk*dv], rest[2*dk*dv:2*dk*dv+dv], rest[2*dk*dv+dv:2*dk*dv+2*dv], rest[2*dk*dv+2*dv:]
 	scale := k.scale
@@ -118,15 +114,7 @@ func (k *gradLinearAttentionKernel) run(slots []onnx.Value, g *gradState) error 
 		copy(u, vs[(tok*hkv+h)*dv:(tok*hkv+h+1)*dv])
 		if k.delta {
 			kt := ks[(tok*hkv+h)*dk : (tok*hkv+h+1)*dk]
-			bt := k.betaAt(bs, tok, h, betaPerHead)
-			for j := range dv {
-				var acc float32
-				for i := range dk {
-					acc += A[i*dv+j] * kt[i]
-				}
-				w[j] = u[j] - acc
-				u[j] = bt * w[j]
-			}
+			linearAttentionDelta(u, w, A, kt, bs[linearAttentionBetaAt(tok, h, hkv, betaPerHead)])
 		}
 	}
 	for r := range nb * hkv {
@@ -142,12 +130,7 @@ func (k *gradLinearAttentionKernel) run(slots []onnx.Value, g *gradState) error 
 			kt := ks[(tok*hkv+h)*dk : (tok*hkv+h+1)*dk]
 			next := states[(t+1)*dk*dv : (t+2)*dk*dv]
 			copy(next, A)
-			for i, kv := range kt {
-				row := next[i*dv : (i+1)*dv]
-				for j, x := range u {
-					row[j] += kv * x
-				}
-			}
+			linearAttentionAddOuter(next, kt, u)
 		}
 		clear(dS)
 		for t := nt - 1; t >= 0; t-- {
@@ -184,18 +167,14 @@ func (k *gradLinearAttentionKernel) run(slots []onnx.Value, g *gradState) error 
 				}
 			}
 			if k.delta {
-				bt := k.betaAt(bs, tok, h, betaPerHead)
+				at := linearAttentionBetaAt(tok, h, hkv, betaPerHead)
 				var db float32
 				for j := range dv {
 					db += du[j] * w[j]
-					du[j] *= bt // now dw = dv
+					du[j] *= bs[at] // now dw = dv
 				}
 				if dbs != nil {
-					if betaPerHead {
-						dbs[tok*hkv+h] += db
-					} else {
-						dbs[tok] += db
-					}
+					dbs[at] += db
 				}
 				for i, kv := range kt {
 					row, drow := A[i*dv:(i+1)*dv], dS[i*dv:(i+1)*dv]
@@ -245,12 +224,4 @@ func (k *gradLinearAttentionKernel) run(slots []onnx.Value, g *gradState) error 
 		}
 	}
 	return nil
-}
-
-// betaAt is beta of token tok and KV head h.
-func (k *gradLinearAttentionKernel) betaAt(bs []float32, tok, h int, perHead bool) float32 {
-	if perHead {
-		return bs[tok*k.kvHeads+h]
-	}
-	return bs[tok]
 }

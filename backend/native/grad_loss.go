@@ -109,7 +109,7 @@ func (k *lossGrad) run(slots []onnx.Value, g *gradState) error {
 		}
 	}
 	// Widen.
-	k.logp = reduceGrow(k.logp, scores.Len())
+	k.logp = withLen(k.logp, scores.Len())
 	switch s := scores.Data.(type) {
 	case []float32:
 		for i, v := range s {
@@ -123,7 +123,7 @@ func (k *lossGrad) run(slots []onnx.Value, g *gradState) error {
 	}
 	var w []float64
 	if weights != nil {
-		k.wbuf = reduceGrow(k.wbuf, c)
+		k.wbuf = withLen(k.wbuf, c)
 		w = k.wbuf
 		float64sInto(w, weights.Data)
 	}
@@ -179,7 +179,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 	var perLabel []float64
 	none := k.reduction == "none"
 	if gy != nil && none {
-		k.coefs = reduceGrow(k.coefs, gy.Len())
+		k.coefs = withLen(k.coefs, gy.Len())
 		perLabel = k.coefs
 		float64sInto(perLabel, gy.Data)
 	}
@@ -194,7 +194,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 		}
 	}
 	if wantX {
-		k.gl = reduceGrow(k.gl, scores.Len())
+		k.gl = withLen(k.gl, scores.Len())
 		gl := k.gl
 		if glp != nil {
 			float64sInto(gl, glp.Data)
@@ -239,7 +239,7 @@ func lossGradTyped[L int32 | int64](k *lossGrad, g *gradState, scores, weights *
 		}
 	}
 	if wantW && gy != nil {
-		k.gwAcc = reduceGrow(k.gwAcc, c)
+		k.gwAcc = withLen(k.gwAcc, c)
 		acc := k.gwAcc
 		clear(acc)
 		loss := 0.0

@@ -34,7 +34,7 @@ func (gb *gradBuilder) VisitMaxUnpool(op *ops.MaxUnpool) error {
 		if n < 1 || len(kernel) != n || len(idx) != xt.Len() || len(gy.Shape) != len(xt.Shape) {
 			return fmt.Errorf("MaxUnpool gradient of shape %v for X %v", gy.Shape, xt.Shape)
 		}
-		def := reduceGrow(defBuf, len(xt.Shape))
+		def := withLen(defBuf, len(xt.Shape))
 		defBuf = def
 		def[0], def[1] = xt.Shape[0], xt.Shape[1]
 		for i := range n {
@@ -49,9 +49,9 @@ func (gb *gradBuilder) VisitMaxUnpool(op *ops.MaxUnpool) error {
 			def[i+2] = int(d)
 		}
 		remap := !sameShape(def, gy.Shape)
-		ds := rowMajorStridesInto(reduceGrow(dsBuf, len(def)), def)
+		ds := rowMajorStridesInto(withLen(dsBuf, len(def)), def)
 		dsBuf = ds
-		os := rowMajorStridesInto(reduceGrow(osBuf, len(gy.Shape)), gy.Shape)
+		os := rowMajorStridesInto(withLen(osBuf, len(gy.Shape)), gy.Shape)
 		osBuf = os
 		defTotal, total := onnx.NumElements(def), gy.Len()
 		if cap(owner) < total {

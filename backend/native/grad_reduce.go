@@ -92,11 +92,11 @@ func (k *gradReduceKernel) run(slots []onnx.Value, g *gradState) error {
 	}
 	switch k.op {
 	case redMax, redMin:
-		k.claimed = reduceGrow(k.claimed, outLen)
+		k.claimed = withLen(k.claimed, outLen)
 		clear(k.claimed)
 	case redProd:
-		k.zeros = reduceGrow(k.zeros, outLen)
-		k.nonZero = reduceGrow(k.nonZero, outLen)
+		k.zeros = withLen(k.zeros, outLen)
+		k.nonZero = withLen(k.nonZero, outLen)
 	}
 	w := newStridedWalk(xt.Shape, rowMajorStrides(xt.Shape), broadcastStrides(k.keep, xt.Shape))
 	switch d := gx.Data.(type) {

@@ -331,7 +331,7 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 	// X in [seq, batch, input].
 	xs := x
 	if cfg.layout == 1 {
-		wk.xs = reduceGrow(wk.xs, len(x))
+		wk.xs = withLen(wk.xs, len(x))
 		xs = wk.xs
 		for b := range B {
 			for s := range S {
@@ -343,37 +343,37 @@ func rnnBackward[T floatElem](k *rnnGrad, wk *rnnGradWork[T], pr *rnnProblem, ts
 	if dx != nil {
 		dxs = dx // zeroed
 		if cfg.layout == 1 {
-			wk.dXs = reduceGrow(wk.dXs, SB*I)
+			wk.dXs = withLen(wk.dXs, SB*I)
 			dxs = wk.dXs
 			clear(dxs)
 		}
 	}
-	wk.xw = reduceGrow(wk.xw, SB*GH)
-	wk.pre = reduceGrow(wk.pre, SB*GH)
-	wk.act = reduceGrow(wk.act, SB*GH)
-	wk.hPrev = reduceGrow(wk.hPrev, SB*H)
-	wk.cPrev = reduceGrow(wk.cPrev, SB*H)
-	wk.cNew = reduceGrow(wk.cNew, SB*H)
-	wk.aux = reduceGrow(wk.aux, SB*H)
-	wk.hState = reduceGrow(wk.hState, B*H)
-	wk.cState = reduceGrow(wk.cState, B*H)
-	wk.hr = reduceGrow(wk.hr, B*GH)
-	wk.rhStep = reduceGrow(wk.rhStep, B*H)
-	wk.rhR = reduceGrow(wk.rhR, B*H)
-	wk.gBias = reduceGrow(wk.gBias, GH)
-	wk.rbh = reduceGrow(wk.rbh, H)
-	wk.dGX = reduceGrow(wk.dGX, SB*GH)
+	wk.xw = withLen(wk.xw, SB*GH)
+	wk.pre = withLen(wk.pre, SB*GH)
+	wk.act = withLen(wk.act, SB*GH)
+	wk.hPrev = withLen(wk.hPrev, SB*H)
+	wk.cPrev = withLen(wk.cPrev, SB*H)
+	wk.cNew = withLen(wk.cNew, SB*H)
+	wk.aux = withLen(wk.aux, SB*H)
+	wk.hState = withLen(wk.hState, B*H)
+	wk.cState = withLen(wk.cState, B*H)
+	wk.hr = withLen(wk.hr, B*GH)
+	wk.rhStep = withLen(wk.rhStep, B*H)
+	wk.rhR = withLen(wk.rhR, B*H)
+	wk.gBias = withLen(wk.gBias, GH)
+	wk.rbh = withLen(wk.rbh, H)
+	wk.dGX = withLen(wk.dGX, SB*GH)
 	dGR := wk.dGX
 	if lbr {
-		wk.dGR = reduceGrow(wk.dGR, SB*GH)
+		wk.dGR = withLen(wk.dGR, SB*GH)
 		dGR = wk.dGR
 	}
-	wk.dGs = reduceGrow(wk.dGs, B*GH)
-	wk.dH = reduceGrow(wk.dH, B*H)
-	wk.dC = reduceGrow(wk.dC, B*H)
-	wk.dHd = reduceGrow(wk.dHd, B*H)
-	wk.dHp = reduceGrow(wk.dHp, B*H)
-	wk.dRh = reduceGrow(wk.dRh, B*H)
+	wk.dGs = withLen(wk.dGs, B*GH)
+	wk.dH = withLen(wk.dH, B*H)
+	wk.dC = withLen(wk.dC, B*H)
+	wk.dHd = withLen(wk.dHd, B*H)
+	wk.dHp = withLen(wk.dHp, B*H)
+	wk.dRh = withLen(wk.dRh, B*H)
 	xw, pre, act, hPrev, cPrev, cNew, aux := wk.xw, wk.pre, wk.act, wk.hPrev, wk.cPrev, wk.cNew, wk.aux
 	hState, cState, hr, rhStep, rhR, gBias, rbh := wk.hState, wk.cState, wk.hr, wk.rhStep, wk.rhR, wk.gBias, wk.rbh
 	dGX, dGs, dH, dC, dHd, dHp, dRh := wk.dGX, wk.dGs, wk.dH, wk.dC, wk.dHd, wk.dHp, wk.dRh

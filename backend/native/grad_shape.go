@@ -522,12 +522,12 @@ func (k *gradPadKernel) run(slots []onnx.Value, g *gradState) error {
 	k.maps = k.maps[:rank]
 	inStrides := rowMajorStrides(xt.Shape)
 	for a := range rank {
-		k.maps[a] = reduceGrow(k.maps[a], gy.Shape[a])
+		k.maps[a] = withLen(k.maps[a], gy.Shape[a])
 		for o := range k.maps[a] {
 			k.maps[a][o] = shapePadCropSourceIndex(k.mode, o, begin[a], end[a], xt.Shape[a]) * inStrides[a]
 		}
 	}
-	k.counter = reduceGrow(k.counter, rank)
+	k.counter = withLen(k.counter, rank)
 	switch d := gx.Data.(type) {
 	case []float32:
 		gradPadFold(d, gy.Data.([]float32), gy.Shape, k.maps, k.counter)

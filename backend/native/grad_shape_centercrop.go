@@ -26,7 +26,7 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 			return err
 		}
 		rank := len(xt.Shape)
-		norm := reduceGrow(normBuf, rank)
+		norm := withLen(normBuf, rank)
 		normBuf = norm
 		if axes == nil {
 			for i := range norm {
@@ -49,7 +49,7 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 		if len(gy.Shape) != rank {
 			return fmt.Errorf("gradient of shape %v for an input of %v", gy.Shape, xt.Shape)
 		}
-		begin := reduceGrow(beginBuf, rank) // output offset of the input's first element
+		begin := withLen(beginBuf, rank) // output offset of the input's first element
 		beginBuf = begin
 		clear(begin)
 		for i, a := range norm {
@@ -61,13 +61,13 @@ func (gb *gradBuilder) VisitCenterCropPad(op *ops.CenterCropPad) error {
 			}
 		}
 		gx := scratch.zeros(xt.Type, xt.Shape)
-		window := reduceGrow(windowBuf, rank)
+		window := withLen(windowBuf, rank)
 		windowBuf = window
-		counter := reduceGrow(counterBuf, rank)
+		counter := withLen(counterBuf, rank)
 		counterBuf = counter
-		inStrides := rowMajorStridesInto(reduceGrow(inBuf, len(xt.Shape)), xt.Shape)
+		inStrides := rowMajorStridesInto(withLen(inBuf, len(xt.Shape)), xt.Shape)
 		inBuf = inStrides
-		outStrides := rowMajorStridesInto(reduceGrow(outBuf, len(gy.Shape)), gy.Shape)
+		outStrides := rowMajorStridesInto(withLen(outBuf, len(gy.Shape)), gy.Shape)
 		outBuf = outStrides
 		src, dst := 0, 0
 		for a := range rank {

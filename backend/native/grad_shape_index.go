@@ -76,7 +76,7 @@ func (gb *gradBuilder) VisitGather(op *ops.Gather) error {
 			return err
 		}
 		dim := xt.Shape[a]
-		wrapped = reduceGrow(wrapped, len(idx))
+		wrapped = withLen(wrapped, len(idx))
 		for i, v := range idx {
 			if wrapped[i], err = shapeWrapIndex(v, dim, "index"); err != nil {
 				return err
@@ -241,7 +241,7 @@ func (k *gradScatterKernel) run(slots []onnx.Value, g *gradState) error {
 	// written[o]: the block at offset o was overwritten by a later update
 	// (walking the updates from the last, which the forward kept).
 	if !k.add {
-		k.written = reduceGrow(k.written, dt.Len())
+		k.written = withLen(k.written, dt.Len())
 		clear(k.written)
 	}
 	var gu *onnx.Tensor

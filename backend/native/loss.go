@@ -57,7 +57,7 @@ func (k *lossKernel) compute(scores, labels, weights *onnx.Tensor) (*onnx.Tensor
 		}
 	}
 	// Widen the scores.
-	k.logp = reduceGrow(k.logp, scores.Len())
+	k.logp = withLen(k.logp, scores.Len())
 	logp := k.logp
 	switch scores.Data.(type) {
 	case []float32, []float64, []onnx.F16, []onnx.BF16:
@@ -69,7 +69,7 @@ func (k *lossKernel) compute(scores, labels, weights *onnx.Tensor) (*onnx.Tensor
 		logSoftmaxAxis1(logp, n, c, d)
 	}
 	// Per-label losses and the total weight.
-	k.perLabel = reduceGrow(k.perLabel, n*d)
+	k.perLabel = withLen(k.perLabel, n*d)
 	per := k.perLabel
 	var total, weightSum float64
 	for i := range n {

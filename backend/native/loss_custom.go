@@ -56,8 +56,8 @@ func (b *lossBcast) plan(src, out []int) error {
 		}
 	}
 	b.shape = append(b.shape[:0], out...)
-	b.strides = reduceGrow(b.strides, len(out))
-	b.counter = reduceGrow(b.counter, len(out))
+	b.strides = withLen(b.strides, len(out))
+	b.counter = withLen(b.counter, len(out))
 	step := 1
 	for i := len(out) - 1; i >= 0; i-- {
 		b.strides[i] = 0

@@ -227,6 +227,24 @@ func (l mlLabels) tensor(buf *outputBuffer, picks []int) *onnx.Tensor {
 	return y
 }
 
+// classifierKernel is unaryTensorKernel for the classifiers: run maps X
+// to the labels (output y) and the scores (output z).
+func classifierKernel(x, y, z valueRef, run func(*onnx.Tensor) (labels, scores *onnx.Tensor, err error)) kernel {
+	return func(slots []onnx.Value) error {
+		t, err := x.tensor(slots)
+		if err != nil {
+			return err
+		}
+		labels, scores, err := run(t)
+		if err != nil {
+			return err
+		}
+		y.set(slots, labels)
+		z.set(slots, scores)
+		return nil
+	}
+}
+
 // mlRows reads X, a [N, F] or [F] (one row) tensor, as N rows of F float64
 // features in buf (grown as needed). allowed lists the element types the
 // operator takes. narrowInts rounds integer features to float32 first: a
@@ -248,10 +266,7 @@ func mlRows(x *onnx.Tensor, buf *[]float64, narrowInts bool, allowed ...onnx.Dat
 	default:
 		return nil, 0, 0, fmt.Errorf("input X has shape %v; want [N, F] or [F]", x.Shape)
 	}
-	if cap(*buf) < n*f {
-		*buf = make([]float64, n*f)
-	}
-	rows = (*buf)[:n*f]
+	rows = scratchOf(buf, n*f)
 	switch d := x.Data.(type) {
 	case []int64:
 		for i, v := range d {

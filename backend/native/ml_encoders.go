@@ -281,52 +281,18 @@ func pickOrDefault[T any](values []T, def T, pos []int) []T {
 	return out
 }
 
-// labelEncoderV1 is LabelEncoder version 1: strings map to their index in
-// classes_strings (the last one when listed twice) and int64s index it.
-type labelEncoderV1 struct {
-	classes []string
-	index   map[string]int64
-	defInt  int64
-	defStr  string
-}
-
-func (k *labelEncoderV1) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
-	switch d := x.Data.(type) {
-	case []string:
-		y := make([]int64, len(d))
-		for i, v := range d {
-			j, ok := k.index[v]
-			if !ok {
-				j = k.defInt
-			}
-			y[i] = j
-		}
-		return onnx.FromSlice(y, x.Shape...), nil
-	case []int64:
-		y := make([]string, len(d))
-		for i, v := range d {
-			if v >= 0 && v < int64(len(k.classes)) {
-				y[i] = k.classes[v]
-			} else {
-				y[i] = k.defStr
-			}
-		}
-		return onnx.FromSlice(y, x.Shape...), nil
-	}
-	return nil, fmt.Errorf("input is tensor(%v); want string or int64", x.Type)
-}
-
 // VisitLabelEncoder compiles LabelEncoder versions 1, 2 and 4.
 func (b *builder) VisitLabelEncoder(op *ops.LabelEncoder) error {
 	var run func(*onnx.Tensor) (*onnx.Tensor, error)
 	switch since := op.SinceVersion(); since {
 	case 1:
-		k := &labelEncoderV1{classes: op.ClassesStrings, index: make(map[string]int64, len(op.ClassesStrings)),
-			defInt: op.DefaultInt64, defStr: op.DefaultString}
-		for i, c := range op.ClassesStrings {
-			k.index[c] = int64(i)
+		// Version 1 is a CategoryMapper whose strings pair with their
+		// index in classes_strings.
+		index := make([]int64, len(op.ClassesStrings))
+		for i := range index {
+			index[i] = int64(i)
 		}
-		run = k.compute
+		run = newCategoryMapper(op.ClassesStrings, index, op.DefaultInt64, op.DefaultString).compute
 	case 2, 4:
 		k, err := newLabelEncoder(op, since)
 		if err != nil {
@@ -444,27 +410,24 @@ type categoryMapper struct {
 func (k *categoryMapper) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	switch d := x.Data.(type) {
 	case []string:
-		y := make([]int64, len(d))
-		for i, v := range d {
-			j, ok := k.toInt[v]
-			if !ok {
-				j = k.defInt
-			}
-			y[i] = j
-		}
-		return onnx.FromSlice(y, x.Shape...), nil
+		return onnx.FromSlice(lookupOrDefault(k.toInt, d, k.defInt), x.Shape...), nil
 	case []int64:
-		y := make([]string, len(d))
-		for i, v := range d {
-			s, ok := k.toStr[v]
-			if !ok {
-				s = k.defStr
-			}
-			y[i] = s
-		}
-		return onnx.FromSlice(y, x.Shape...), nil
+		return onnx.FromSlice(lookupOrDefault(k.toStr, d, k.defStr), x.Shape...), nil
 	}
 	return nil, fmt.Errorf("input is tensor(%v); want string or int64", x.Type)
+}
+
+// lookupOrDefault maps each of keys through m, to def where m lacks it.
+func lookupOrDefault[K comparable, V any](m map[K]V, keys []K, def V) []V {
+	out := make([]V, len(keys))
+	for i, key := range keys {
+		v, ok := m[key]
+		if !ok {
+			v = def
+		}
+		out[i] = v
+	}
+	return out
 }
 
 // VisitCategoryMapper compiles CategoryMapper.
@@ -472,15 +435,22 @@ func (b *builder) VisitCategoryMapper(op *ops.CategoryMapper) error {
 	if len(op.CatsInt64s) != len(op.CatsStrings) {
 		return fmt.Errorf("cats_int64s has %d entries and cats_strings %d; want as many", len(op.CatsInt64s), len(op.CatsStrings))
 	}
-	k := &categoryMapper{toInt: make(map[string]int64, len(op.CatsStrings)), toStr: make(map[int64]string, len(op.CatsInt64s)),
-		defInt: op.DefaultInt64, defStr: op.DefaultString}
-	for i, s := range op.CatsStrings {
-		k.toInt[s] = op.CatsInt64s[i]
-		k.toStr[op.CatsInt64s[i]] = s
-	}
+	k := newCategoryMapper(op.CatsStrings, op.CatsInt64s, op.DefaultInt64, op.DefaultString)
 	x, err := b.input(op.In.X)
 	if err != nil {
 		return err
 	}
 	return b.emit(unaryTensorKernel(x, b.output(op.Out.Y), k.compute))
+}
+
+// newCategoryMapper pairs strs[i] with ints[i] both ways (as many of
+// each), the last pair counting where a string or an int64 repeats.
+func newCategoryMapper(strs []string, ints []int64, defInt int64, defStr string) *categoryMapper {
+	k := &categoryMapper{toInt: make(map[string]int64, len(strs)), toStr: make(map[int64]string, len(ints)),
+		defInt: defInt, defStr: defStr}
+	for i, s := range strs {
+		k.toInt[s] = ints[i]
+		k.toStr[ints[i]] = s
+	}
+	return k
 }

@@ -52,10 +52,7 @@ func (k *linearRegressor) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	if len(k.coef) != k.targets*f {
 		return nil, fmt.Errorf("coefficients has %d values; want targets (%d) × features (%d)", len(k.coef), k.targets, f)
 	}
-	if cap(k.res) < n*k.targets {
-		k.res = make([]float64, n*k.targets)
-	}
-	res := k.res[:n*k.targets]
+	res := scratchOf(&k.res, n*k.targets)
 	mlLinearScores(res, rows, n, f, k.coef, k.intercepts, k.targets)
 	for r := range n {
 		k.transform.apply(res[r*k.targets : (r+1)*k.targets])
@@ -195,18 +192,5 @@ func (b *builder) VisitLinearClassifier(op *ops.LinearClassifier) error {
 	if k.transform, err = mlTransformOf(op.PostTransform); err != nil {
 		return err
 	}
-	yr, zr := b.output(op.Out.Y), b.output(op.Out.Z)
-	return b.emit(func(slots []onnx.Value) error {
-		x, err := xr.tensor(slots)
-		if err != nil {
-			return err
-		}
-		y, z, err := k.run(x)
-		if err != nil {
-			return err
-		}
-		yr.set(slots, y)
-		zr.set(slots, z)
-		return nil
-	})
+	return b.emit(classifierKernel(xr, b.output(op.Out.Y), b.output(op.Out.Z), k.run))
 }

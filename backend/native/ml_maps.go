@@ -30,6 +30,23 @@ func mapInput(r valueRef, slots []onnx.Value) (*onnx.Map, error) {
 	return m, nil
 }
 
+// mapToTensorKernel is unaryTensorKernel for the operators that read a
+// map and write a tensor.
+func mapToTensorKernel(x, y valueRef, compute func(*onnx.Map) (*onnx.Tensor, error)) kernel {
+	return func(slots []onnx.Value) error {
+		m, err := mapInput(x, slots)
+		if err != nil {
+			return err
+		}
+		out, err := compute(m)
+		if err != nil {
+			return err
+		}
+		y.set(slots, out)
+		return nil
+	}
+}
+
 // mapIntKeys returns a map's integer keys as int64.
 func mapIntKeys(m *onnx.Map) ([]int64, bool) {
 	if m.Keys.Type == onnx.String {
@@ -60,28 +77,11 @@ func mapValues(m *onnx.Map) (*onnx.Tensor, error) {
 		if !ok || t == nil || t.Type != first.Type || t.Len() != 1 {
 			return nil, fmt.Errorf("map value %d is %s; want one %v element like the first", i, onnx.DescribeValue(v), first.Type)
 		}
-		if onnx.CopySlice(mapValueTail(out.Data, i), t.Data) != 1 {
-			return nil, fmt.Errorf("map values of type %v", first.Type)
+		if err := onnx.CopyElement(out, i, t, 0); err != nil {
+			return nil, fmt.Errorf("map value %d: %w", i, err)
 		}
 	}
 	return out, nil
-}
-
-// mapValueTail returns data[i:] for the element types map values have.
-func mapValueTail(data any, i int) any {
-	switch d := data.(type) {
-	case []float32:
-		return d[i:]
-	case []float64:
-		return d[i:]
-	case []int64:
-		return d[i:]
-	case []int32:
-		return d[i:]
-	case []string:
-		return d[i:]
-	}
-	return nil
 }
 
 // https://onnx.ai/onnx/operators/onnx_aionnxml_DictVectorizer.html
@@ -110,38 +110,34 @@ func (k *dictVectorizer) compute(m *onnx.Map) (*onnx.Tensor, error) {
 		if !ok {
 			return nil, fmt.Errorf("map keys are %v but the vocabulary is string_vocabulary", m.Keys.Type)
 		}
-		at := make(map[string]int, len(keys))
-		for i, key := range keys {
-			at[key] = i
-		}
-		pos = make([]int, len(k.strVocab))
-		for j, w := range k.strVocab {
-			if i, ok := at[w]; ok {
-				pos[j] = i
-			} else {
-				pos[j] = -1
-			}
-		}
+		pos = keyPositions(keys, k.strVocab)
 	} else {
 		keys, ok := mapIntKeys(m)
 		if !ok {
 			return nil, fmt.Errorf("map keys are %v but the vocabulary is int64_vocabulary", m.Keys.Type)
 		}
-		at := make(map[int64]int, len(keys))
-		for i, key := range keys {
-			at[key] = i
-		}
-		pos = make([]int, len(k.intVocab))
-		for j, w := range k.intVocab {
-			if i, ok := at[w]; ok {
-				pos[j] = i
-			} else {
-				pos[j] = -1
-			}
-		}
+		pos = keyPositions(keys, k.intVocab)
 	}
 	zero := &onnx.Tensor{Type: vals.Type, Shape: []int{1}, Data: onnx.MakeSlice(vals.Type, 1)}
 	return gatherOrDefault(vals, zero, pos, []int{1, len(pos)})
+}
+
+// keyPositions is, for each of want, its index among keys (the last one
+// where a key repeats), -1 when absent.
+func keyPositions[K comparable](keys, want []K) []int {
+	at := make(map[K]int, len(keys))
+	for i, key := range keys {
+		at[key] = i
+	}
+	pos := make([]int, len(want))
+	for j, w := range want {
+		if i, ok := at[w]; ok {
+			pos[j] = i
+		} else {
+			pos[j] = -1
+		}
+	}
+	return pos
 }
 
 // VisitDictVectorizer compiles DictVectorizer.
@@ -161,19 +157,7 @@ func (b *builder) VisitDictVectorizer(op *ops.DictVectorizer) error {
 	if err != nil {
 		return err
 	}
-	y := b.output(op.Out.Y)
-	return b.emit(func(slots []onnx.Value) error {
-		m, err := mapInput(x, slots)
-		if err != nil {
-			return err
-		}
-		out, err := k.compute(m)
-		if err != nil {
-			return err
-		}
-		y.set(slots, out)
-		return nil
-	})
+	return b.emit(mapToTensorKernel(x, b.output(op.Out.Y), k.compute))
 }
 
 // https://onnx.ai/onnx/operators/onnx_aionnxml_CastMap.html
@@ -363,19 +347,7 @@ func (b *builder) VisitCastMap(op *ops.CastMap) error {
 	if err != nil {
 		return err
 	}
-	y := b.output(op.Out.Y)
-	return b.emit(func(slots []onnx.Value) error {
-		m, err := mapInput(x, slots)
-		if err != nil {
-			return err
-		}
-		out, err := k.compute(m)
-		if err != nil {
-			return err
-		}
-		y.set(slots, out)
-		return nil
-	})
+	return b.emit(mapToTensorKernel(x, b.output(op.Out.Y), k.compute))
 }
 
 // https://onnx.ai/onnx/operators/onnx_aionnxml_ZipMap.html
@@ -398,37 +370,35 @@ func newZipMap(op *ops.ZipMap) (*zipMap, error) {
 	case len(op.ClasslabelsStrings) > 0 && len(op.ClasslabelsInt64s) > 0:
 		return nil, fmt.Errorf("both classlabels_strings and classlabels_int64s are given; want one")
 	case len(op.ClasslabelsStrings) > 0:
-		at := map[string]int{}
 		var keys []string
-		for c, s := range op.ClasslabelsStrings {
-			if i, ok := at[s]; ok {
-				k.columns[i] = c
-				continue
-			}
-			at[s] = len(keys)
-			keys = append(keys, s)
-			k.columns = append(k.columns, c)
-		}
+		keys, k.columns = distinctLabels(op.ClasslabelsStrings)
 		k.keys, k.labels = onnx.FromSlice(keys, len(keys)), len(op.ClasslabelsStrings)
 	case len(op.ClasslabelsInt64s) > 0:
 		keyType = onnx.Int64
-		at := map[int64]int{}
 		var keys []int64
-		for c, v := range op.ClasslabelsInt64s {
-			if i, ok := at[v]; ok {
-				k.columns[i] = c
-				continue
-			}
-			at[v] = len(keys)
-			keys = append(keys, v)
-			k.columns = append(k.columns, c)
-		}
+		keys, k.columns = distinctLabels(op.ClasslabelsInt64s)
 		k.keys, k.labels = onnx.FromSlice(keys, len(keys)), len(op.ClasslabelsInt64s)
 	default:
 		return nil, fmt.Errorf("neither classlabels_strings nor classlabels_int64s is given")
 	}
 	k.mapType = &onnx.TypeInfo{Kind: onnx.MapKind, Elem: keyType, Inner: k.valType}
 	return k, nil
+}
+
+// distinctLabels returns the labels without repeats, in first-seen order,
+// and for each the column of its last occurrence, whose value it takes.
+func distinctLabels[K comparable](labels []K) (keys []K, columns []int) {
+	at := map[K]int{}
+	for c, l := range labels {
+		if i, ok := at[l]; ok {
+			columns[i] = c
+			continue
+		}
+		at[l] = len(keys)
+		keys = append(keys, l)
+		columns = append(columns, c)
+	}
+	return keys, columns
 }
 
 func (k *zipMap) compute(x *onnx.Tensor) (onnx.Value, error) {

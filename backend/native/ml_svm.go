@@ -89,10 +89,7 @@ func (k *svmRegressor) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 	} else if len(k.coef) != f {
 		return nil, fmt.Errorf("coefficients has %d values; input X has %d features", len(k.coef), f)
 	}
-	if cap(k.res) < n {
-		k.res = make([]float64, n)
-	}
-	res := k.res[:n]
+	res := scratchOf(&k.res, n)
 	par.For(n, k.threads, svmRowsPerChunk(max(1, k.nSupports)*f), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			xr := rows[r*f : (r+1)*f]
@@ -205,13 +202,7 @@ func (k *svmClassifier) run(x *onnx.Tensor) (y, z *onnx.Tensor, err error) {
 		return nil, nil, fmt.Errorf("coefficients has %d values; want classes (%d) × features (%d)", len(k.coef), c, f)
 	}
 	w := k.width()
-	if cap(k.res) < n*w {
-		k.res = make([]float64, n*w)
-	}
-	if cap(k.picks) < n {
-		k.picks = make([]int, n)
-	}
-	res, picks := k.res[:n*w], k.picks[:n]
+	res, picks := scratchOf(&k.res, n*w), scratchOf(&k.picks, n)
 	work := max(k.vectors, c) * f
 	par.For(n, k.threads, svmRowsPerChunk(work), func(lo, hi int) {
 		var kern, pair, votes, r2 []float64
@@ -435,18 +426,5 @@ func (b *builder) VisitSVMClassifier(op *ops.SVMClassifier) error {
 			return err
 		}
 	}
-	yr, zr := b.output(op.Out.Y), b.output(op.Out.Z)
-	return b.emit(func(slots []onnx.Value) error {
-		x, err := xr.tensor(slots)
-		if err != nil {
-			return err
-		}
-		y, z, err := k.run(x)
-		if err != nil {
-			return err
-		}
-		yr.set(slots, y)
-		zr.set(slots, z)
-		return nil
-	})
+	return b.emit(classifierKernel(xr, b.output(op.Out.Y), b.output(op.Out.Z), k.run))
 }

@@ -473,10 +473,7 @@ func (k *treeRegressor) compute(x *onnx.Tensor) (*onnx.Tensor, error) {
 		outType = x.Type
 	}
 	nt := k.nTargets
-	if cap(k.res) < n*nt {
-		k.res = make([]float64, n*nt)
-	}
-	res := k.res[:n*nt]
+	res := scratchOf(&k.res, n*nt)
 	unscored := treeUnscored(k.agg, outType)
 	trees := float64(len(k.forest.roots))
 	par.For(n, k.threads, k.forest.rowsPerChunk(), func(lo, hi int) {
@@ -742,13 +739,7 @@ func (k *treeClassifier) run(x *onnx.Tensor) (y, z *onnx.Tensor, err error) {
 	if nc == 1 {
 		w = 1
 	}
-	if cap(k.res) < n*w {
-		k.res = make([]float64, n*w)
-	}
-	if cap(k.picks) < n {
-		k.picks = make([]int, n)
-	}
-	res, picks := k.res[:n*w], k.picks[:n]
+	res, picks := scratchOf(&k.res, n*w), scratchOf(&k.picks, n)
 	par.For(n, k.threads, k.forest.rowsPerChunk(), func(lo, hi int) {
 		acc := make([]float64, min(hi-lo, treeBlock)*nc)
 		has := make([]bool, len(acc))
@@ -818,18 +809,5 @@ func (b *builder) VisitTreeEnsembleClassifier(op *ops.TreeEnsembleClassifier) er
 	if k.forest, err = a.compile(); err != nil {
 		return err
 	}
-	yr, zr := b.output(op.Out.Y), b.output(op.Out.Z)
-	return b.emit(func(slots []onnx.Value) error {
-		x, err := xr.tensor(slots)
-		if err != nil {
-			return err
-		}
-		y, z, err := k.run(x)
-		if err != nil {
-			return err
-		}
-		yr.set(slots, y)
-		zr.set(slots, z)
-		return nil
-	})
+	return b.emit(classifierKernel(xr, b.output(op.Out.Y), b.output(op.Out.Z), k.run))
 }

@@ -228,9 +228,9 @@ func (k *quantKernel) compute(x, scale, zp *onnx.Tensor) (*onnx.Tensor, error) {
 	if zp != nil && !slices.Equal(zp.Shape, scale.Shape) && !(zp.Len() == 1 && scale.Len() == 1) {
 		return nil, fmt.Errorf("%s: zero point has shape %v, scale %v", k.name(), zp.Shape, scale.Shape)
 	}
-	k.xs = reduceGrow(k.xs, x.Len())
-	k.ss = reduceGrow(k.ss, scale.Len())
-	k.zs = reduceGrow(k.zs, scale.Len())
+	k.xs = withLen(k.xs, x.Len())
+	k.ss = withLen(k.ss, scale.Len())
+	k.zs = withLen(k.zs, scale.Len())
 	if err := quantValues(k.xs, x); err != nil {
 		return nil, err
 	}

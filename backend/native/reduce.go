@@ -553,15 +553,15 @@ func reduceTyped[T numeric](k *reduceKernel, src, dst []T) {
 	if isIntegerSlice(src) && !k.op.floatAccumulated() {
 		var zero T
 		if zero-1 < 0 { // signed
-			k.accI = reduceGrow(k.accI, n)
+			k.accI = withLen(k.accI, n)
 			reduceIntegers(k, src, dst, k.accI)
 			return
 		}
-		k.accU = reduceGrow(k.accU, n)
+		k.accU = withLen(k.accU, n)
 		reduceIntegers(k, src, dst, k.accU)
 		return
 	}
-	k.accF = reduceGrow(k.accF, n)
+	k.accF = withLen(k.accF, n)
 	acc := k.accF
 	init := 0.0
 	switch fold {
@@ -587,7 +587,7 @@ func reduceTyped[T numeric](k *reduceKernel, src, dst []T) {
 				}
 			}
 		}
-		k.shift = reduceGrow(k.shift, n)
+		k.shift = withLen(k.shift, n)
 		shift := k.shift
 		for i, m := range acc {
 			if math.IsInf(m, 0) {
@@ -611,14 +611,6 @@ func reduceTyped[T numeric](k *reduceKernel, src, dst []T) {
 		}
 		dst[i] = T(a)
 	}
-}
-
-// reduceGrow returns s resized to n, reallocated when too small.
-func reduceGrow[E any](s []E, n int) []E {
-	if cap(s) < n {
-		return make([]E, n)
-	}
-	return s[:n]
 }
 
 // reduceLowest and reduceHighest are the extreme values of an integer type

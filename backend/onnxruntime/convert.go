@@ -101,7 +101,7 @@ func stackScalars(s *onnx.Sequence) (*onnx.Tensor, error) {
 		return nil, network.Unsupportedf("map values that are not tensors")
 	}
 	out := onnx.NewTensor(first.Type, len(s.Values))
-	if sliceAt(out.Data, 0) == nil {
+	if !mapValueType(first.Type) {
 		return nil, network.Unsupportedf("map values of type %v (ONNX Runtime's maps hold float, double, int64 or string)", first.Type)
 	}
 	for i, e := range s.Values {
@@ -109,26 +109,20 @@ func stackScalars(s *onnx.Sequence) (*onnx.Tensor, error) {
 		if !ok || t.Type != first.Type || t.Len() != 1 {
 			return nil, fmt.Errorf("map value %d is not a scalar %v", i, first.Type)
 		}
-		onnx.CopySlice(sliceAt(out.Data, i), t.Data)
+		if err := onnx.CopyElement(out, i, t, 0); err != nil {
+			return nil, fmt.Errorf("map value %d: %w", i, err)
+		}
 	}
 	return out, nil
 }
 
-// sliceAt returns data[i:] for the backing slices maps use, nil for others.
-func sliceAt(data any, i int) any {
-	switch d := data.(type) {
-	case []float32:
-		return d[i:]
-	case []float64:
-		return d[i:]
-	case []int64:
-		return d[i:]
-	case []int32:
-		return d[i:]
-	case []string:
-		return d[i:]
+// mapValueType tells whether onnxruntime_go's maps hold values of type t.
+func mapValueType(t onnx.DataType) bool {
+	switch t {
+	case onnx.Float, onnx.Double, onnx.Int64, onnx.Int32, onnx.String:
+		return true
 	}
-	return nil
+	return false
 }
 
 func ortShape(shape []int) ort.Shape {
@@ -334,7 +328,7 @@ func fromORT(v ort.Value) (onnx.Value, error) {
 		}
 		kt, ok1 := k.(*onnx.Tensor)
 		vt, ok2 := vals.(*onnx.Tensor)
-		if !ok1 || !ok2 || (vt.Len() > 0 && sliceAt(vt.Data, 0) == nil) {
+		if !ok1 || !ok2 || (vt.Len() > 0 && !mapValueType(vt.Type)) {
 			return nil, network.Unsupportedf("a map whose keys or values are not tensors")
 		}
 		return &onnx.Map{Keys: kt, Values: splitScalars(vt)}, nil
@@ -357,7 +351,7 @@ func splitScalars(t *onnx.Tensor) *onnx.Sequence {
 	seq := &onnx.Sequence{Elem: &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: t.Type, HasShape: true}, Values: make([]onnx.Value, n)}
 	for i := range n {
 		e := onnx.NewTensor(t.Type)
-		onnx.CopySlice(e.Data, sliceAt(t.Data, i))
+		_ = onnx.CopyElement(e, 0, t, i) // e has t's type
 		seq.Values[i] = e
 	}
 	return seq

@@ -133,30 +133,7 @@ func trySession(data []byte, m *onnxpb.ModelProto) (ok, retry bool) {
 // typePreference orders element types by how likely a kernel is to exist.
 var typePreference = []string{"float", "int64", "int32", "double", "uint8", "int8", "bool", "string", "float16", "bfloat16", "uint16", "int16", "uint32", "uint64"}
 
-func typeRank(t string) int {
-	inner := t
-	for _, p := range []string{"optional(", "seq(", "tensor(", "sparse_tensor("} {
-		if i := strings.LastIndex(inner, p); i >= 0 {
-			inner = inner[i+len(p):]
-		}
-	}
-	inner = strings.TrimRight(inner, ")")
-	r := len(typePreference) + 1
-	for i, p := range typePreference {
-		if inner == p {
-			r = i
-		}
-	}
-	// Plain tensors first, then sequences, then the rest.
-	switch {
-	case strings.HasPrefix(t, "tensor("):
-	case strings.HasPrefix(t, "seq("):
-		r += 100
-	default:
-		r += 200
-	}
-	return r
-}
+func typeRank(t string) int { return ops.TypeRank(t, typePreference) }
 
 // probeModel makes the one-node model of schema s for the attempt-th type
 // choice; ok is false when there is no such choice left.
@@ -255,54 +232,14 @@ func probeModel(s *ops.SchemaInfo, attempt int) (m *onnxpb.ModelProto, ok bool) 
 	return &onnxpb.ModelProto{IrVersion: proto.Int64(10), Graph: g, OpsetImport: imports}, true
 }
 
-// parseType reads ONNX's type strings: tensor(T), sparse_tensor(T), seq(X),
-// optional(X), map(K, X).
+// parseType is the TypeProto of a type string, nil when it cannot be
+// read.
 func parseType(t string) *onnxpb.TypeProto {
-	t = strings.TrimSpace(t)
-	open := strings.IndexByte(t, '(')
-	if open < 0 || !strings.HasSuffix(t, ")") {
+	ti, err := onnx.ParseTypeString(t)
+	if err != nil {
 		return nil
 	}
-	kind, arg := t[:open], t[open+1:len(t)-1]
-	switch kind {
-	case "tensor", "sparse_tensor":
-		dt, err := onnx.ParseDataType(arg)
-		if err != nil {
-			return nil
-		}
-		if kind == "sparse_tensor" {
-			return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SparseTensorType{SparseTensorType: &onnxpb.TypeProto_SparseTensor{ElemType: proto.Int32(int32(dt))}}}
-		}
-		return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(dt))}}}
-	case "seq":
-		inner := parseType(arg)
-		if inner == nil {
-			return nil
-		}
-		return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_SequenceType{SequenceType: &onnxpb.TypeProto_Sequence{ElemType: inner}}}
-	case "optional":
-		inner := parseType(arg)
-		if inner == nil {
-			return nil
-		}
-		return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_OptionalType{OptionalType: &onnxpb.TypeProto_Optional{ElemType: inner}}}
-	case "map":
-		comma := strings.IndexByte(arg, ',')
-		if comma < 0 {
-			return nil
-		}
-		kt, err := onnx.ParseDataType(strings.TrimSpace(arg[:comma]))
-		inner := parseType(arg[comma+1:])
-		if inner == nil {
-			// map(int64, float): the value type as a plain element type.
-			inner = parseType("tensor(" + strings.TrimSpace(arg[comma+1:]) + ")")
-		}
-		if err != nil || inner == nil {
-			return nil
-		}
-		return &onnxpb.TypeProto{Value: &onnxpb.TypeProto_MapType{MapType: &onnxpb.TypeProto_Map{KeyType: proto.Int32(int32(kt)), ValueType: inner}}}
-	}
-	return nil
+	return onnx.TypeInfoToProto(ti)
 }
 
 // probeAttribute gives a required attribute a value its operator accepts
