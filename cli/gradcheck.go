@@ -13,24 +13,30 @@ const gradcheckSynopsis = "[--backend B] [--run REGEX] [--json FILE] [--csv FILE
 // gradcheckDoc is printed by -h after the flags: how the check works.
 const gradcheckDoc = `
 For each case, L = sum_k sum(w_k * y_k) over the floating-point outputs y_k at
-the first data set's inputs (w_k fixed, uniform in [-1,1), from --seed) is
-differentiated by the backend (InferenceAndBackprop) with respect to every
-floating-point input and parameter on a differentiable path, and compared
-with central differences (L(x+h) - L(x-h)) / 2h on at most --samples
+the first data set's inputs (w_k fixed, uniform in [-1,1), from --seed; 0 for
+an output element that is not finite there) is differentiated by the backend
+(InferenceAndBackprop) with respect to every floating-point input and
+parameter on a differentiable path, and compared with central differences
+sum(w*(y(x+h) - y(x-h))) / 2h, summed in float64, on at most --samples
 elements per tensor. A model is checked in float64 when the backend can run
-it converted to double, else in its own precision:
-  float64: h = 1e-6*max(1,|x|), tolerance 1e-5
-  float32: h = 1e-3*max(1,|x|), tolerance 2e-2
+it converted to double, else in its own precision; a float32 gradient is
+compared with the float64 model's differences when the backend runs that
+model forward:
+  float64 backprop:                      h = 1e-6*max(1,|x|), tolerance 1e-5
+  float32 backprop, float64 differences: h = 1e-6*max(1,|x|), tolerance 4e-3
+  float32 backprop, float32 differences: h = 1e-3*max(1,|x|), tolerance 4e-3
 The error of an element is |a-n| / max(|a|, |n|, floor), with floor 1e-3
-(float64) or 1e-1 (float32), raised to cover the rounding noise of L. At a
-kink, a one-sided difference that matches is accepted; an element that
-fails is tried again with h/10 and h/100 (same floor), and left out when L
-jumps there (its difference does not shrink with h) or is undefined at
-x+-h. Outputs computed in float32 inside a converted model (say, statistics
-whose precision an attribute fixes) make the case float32. A case is skipped,
-with the reason, when it has no floating-point output, no differentiable
-path from an input or parameter, non-finite or random outputs, or when the
-backend lacks an operator or gradient rule.
+(float64 differences) or 1e-1 (float32 differences), raised to cover the
+rounding noise of the differences. At a kink, a one-sided difference that
+matches is accepted; an element that fails is tried again with h/10 and h/100
+and their Richardson extrapolation (same floor), and left out when L jumps
+there (its difference does not shrink with h) or is undefined at x+-h.
+Outputs computed in float32 inside a converted model (say, statistics whose
+precision an attribute fixes) make the case float32. A case is skipped, with
+the reason, when it has no floating-point output with a finite element, no
+differentiable path from an input or parameter, random outputs, or when the
+backend lacks an operator or gradient rule. A forward pass that fails at the
+test inputs is a failure.
 `
 
 // cmdGradcheck checks a backend's gradients on ONNX test cases (layers 0

@@ -88,3 +88,48 @@ func TestGradWidenModel(t *testing.T) {
 		t.Errorf("sequence feed: %v %v", v, changed)
 	}
 }
+
+// The float64 copy computes the normalizations' statistics in double too,
+// stash_type given or not, and leaves a float32 feed's declared type alone.
+func TestGradWidenStashTypeAndFeeds(t *testing.T) {
+	f := &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: onnx.Float}
+	g := &onnx.Graph{
+		Inputs: []*onnx.ValueInfo{{Name: "x", Type: f}, {Name: "s", Type: f}, {Name: "b", Type: f}},
+		Nodes: []*onnx.Node{
+			{OpType: "LayerNormalization", Inputs: []string{"x", "s", "b"}, Outputs: []string{"y", "m", "r"}},
+			{OpType: "LayerNormalization", Inputs: []string{"x", "s", "b"}, Outputs: []string{"y2"},
+				Attributes: []*onnx.Attribute{{Name: "stash_type", Type: onnx.AttrInt, Int: int64(onnx.Float)}}},
+			{OpType: "Relu", Inputs: []string{"x"}, Outputs: []string{"y3"}},
+		},
+		Outputs: []*onnx.ValueInfo{{Name: "y"}, {Name: "m"}, {Name: "r"}, {Name: "y2"}, {Name: "y3"}},
+	}
+	m, err := gradCloneModel(&onnx.Model{IRVersion: 8, Opsets: map[string]int64{"": 17}, Graph: g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !gradWidenModel(m) {
+		t.Fatal("nothing widened")
+	}
+	for i, n := range m.Graph.Nodes[:2] {
+		if len(n.Attributes) != 1 || n.Attributes[0].Name != "stash_type" || n.Attributes[0].Int != int64(onnx.Double) {
+			t.Errorf("LayerNormalization %d: attributes %+v", i, n.Attributes)
+		}
+	}
+	if len(m.Graph.Nodes[2].Attributes) != 0 {
+		t.Errorf("Relu got attributes %+v", m.Graph.Nodes[2].Attributes)
+	}
+
+	elem := &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: onnx.Float}
+	seq := &onnx.Sequence{Elem: elem, Values: []onnx.Value{onnx.FromSlice([]float32{2}, 1)}}
+	w, changed := gradWidenValue(seq)
+	if !changed || w.(*onnx.Sequence).Elem.Elem != onnx.Double {
+		t.Errorf("widened sequence: %v", w)
+	}
+	if seq.Elem != elem || elem.Elem != onnx.Float || seq.Values[0].(*onnx.Tensor).Type != onnx.Float {
+		t.Errorf("the float32 feed changed: %v, element type %v", seq, elem.Elem)
+	}
+	opt := &onnx.Optional{Elem: elem, Value: onnx.FromSlice([]float32{2}, 1)}
+	if w, _ := gradWidenValue(opt); w.(*onnx.Optional).Elem.Elem != onnx.Double || elem.Elem != onnx.Float {
+		t.Errorf("optional: widened %v, the feed's element type %v", w, elem.Elem)
+	}
+}

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/deep500/deep500-go/onnx"
@@ -70,7 +71,7 @@ func gradWidenValue(v onnx.Value) (onnx.Value, bool) {
 	case *onnx.Tensor:
 		return gradWidenTensor(x)
 	case *onnx.Sequence:
-		out := &onnx.Sequence{Elem: x.Elem, Values: make([]onnx.Value, len(x.Values))}
+		out := &onnx.Sequence{Elem: gradCloneType(x.Elem), Values: make([]onnx.Value, len(x.Values))}
 		changed := gradWidenType(out.Elem)
 		for i, e := range x.Values {
 			var c bool
@@ -79,7 +80,7 @@ func gradWidenValue(v onnx.Value) (onnx.Value, bool) {
 		}
 		return out, changed
 	case *onnx.Optional:
-		out := &onnx.Optional{Elem: x.Elem, Value: x.Value}
+		out := &onnx.Optional{Elem: gradCloneType(x.Elem), Value: x.Value}
 		changed := gradWidenType(out.Elem)
 		if x.Value != nil {
 			var c bool
@@ -89,6 +90,18 @@ func gradWidenValue(v onnx.Value) (onnx.Value, bool) {
 		return out, changed
 	}
 	return v, false
+}
+
+// gradCloneType returns a deep copy of t, which the widening of a fed
+// value may change without touching the feed of the float32 check.
+func gradCloneType(t *onnx.TypeInfo) *onnx.TypeInfo {
+	if t == nil {
+		return nil
+	}
+	c := *t
+	c.Shape = slices.Clone(t.Shape)
+	c.Inner = gradCloneType(t.Inner)
+	return &c
 }
 
 // gradWidenType widens a declared type in place.
@@ -115,9 +128,9 @@ func gradWidenType(t *onnx.TypeInfo) bool {
 // to double precision: the declared types of inputs, outputs and value
 // infos, the initializers, tensor attributes (Constant's value,
 // ConstantOfShape's value, ...), Constant's value_float(s), and the
-// element types that Cast's "to" and the random and EyeLike operators'
-// "dtype" name, in the main graph, every subgraph and model-local
-// functions. It reports whether anything changed. The typed operators must
+// element types that Cast's "to", the random and EyeLike operators'
+// "dtype" and the normalizations' "stash_type" (float when absent) name,
+// in the main graph, every subgraph and model-local functions. It reports whether anything changed. The typed operators must
 // be rebuilt afterwards (gradCloneModel).
 func gradWidenModel(m *onnx.Model) bool {
 	changed := gradWidenGraph(m.Graph)
@@ -226,7 +239,9 @@ func gradWidenNode(n *onnx.Node) bool {
 				}
 			}
 		case onnx.AttrInt:
-			if (a.Name == "to" || a.Name == "dtype") && gradIsWidenable(onnx.DataType(a.Int)) {
+			// stash_type is the precision of the normalizations'
+			// statistics (LayerNormalization's Mean and InvStdDev).
+			if (a.Name == "to" || a.Name == "dtype" || a.Name == "stash_type") && gradIsWidenable(onnx.DataType(a.Int)) {
 				a.Int = gradDoubleCode
 				changed = true
 			}
@@ -252,6 +267,15 @@ func gradWidenNode(n *onnx.Node) bool {
 			}
 		}
 	}
+	// An absent stash_type is float (every schema that has one says so).
+	if !slices.ContainsFunc(n.Attributes, func(a *onnx.Attribute) bool { return a.Name == "stash_type" }) {
+		if op, ok := n.Op.(ops.Op); ok {
+			if s := ops.Schema(op.Domain(), op.OpType(), op.SinceVersion()); s != nil && s.Attribute("stash_type") != nil {
+				n.Attributes = append(n.Attributes, &onnx.Attribute{Name: "stash_type", Type: onnx.AttrInt, Int: gradDoubleCode})
+				changed = true
+			}
+		}
+	}
 	return changed
 }
 
@@ -261,6 +285,7 @@ type gradTerm struct {
 	typ    onnx.DataType
 	n      int          // number of elements
 	w      *onnx.Tensor // [n, 1], of the loss type
+	wf     []float64    // w's values (0 for an element left out of L)
 }
 
 // gradNames hands out value names that the graph does not use yet.
