@@ -14,6 +14,7 @@ import (
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
+	"github.com/deep500/deep500-go/ops"
 )
 
 // Status is the outcome of a case.
@@ -113,17 +114,24 @@ func RunCase(c Case, cfg Config) (res Result) {
 	return res
 }
 
-// unknownOperatorReason says why model is a bad model when one of its
-// nodes has an operator no schema defines. Such a case fails, naming the
-// node, whatever the backend, instead of being skipped as an operator the
-// backend lacks is: no backend could run it.
-func unknownOperatorReason(model *onnx.Model) (string, bool) {
+// unknownOperator says what becomes of a case whose model has a node with
+// an operator no schema defines. In a domain of ONNX's or this project's,
+// the model is bad: the case fails, naming the node, whatever the backend,
+// since no backend could run it. In any other domain it is a custom
+// operator nobody registered here, which the backend lacks: skipped, as an
+// unsupported operator is.
+func unknownOperator(model *onnx.Model) (status Status, reason string, found bool) {
 	unknown := model.UnknownNodes()
 	if len(unknown) == 0 {
-		return "", false
+		return "", "", false
+	}
+	for _, n := range unknown {
+		if ops.ReservedDomain(onnx.CanonicalDomain(n.Domain)) {
+			return Failed, fmt.Sprintf("bad model: node %v: %s, which no operator schema defines", n, n.Op.(*onnx.UnknownOperator).Reason()), true
+		}
 	}
 	n := unknown[0]
-	return fmt.Sprintf("bad model: node %v: %s, which no operator schema defines", n, n.Op.(*onnx.UnknownOperator).Reason()), true
+	return Skipped, fmt.Sprintf("unsupported: node %v: custom %s: no kernel is registered for it (native.RegisterKernel)", n, n.Op.(*onnx.UnknownOperator).Reason()), true
 }
 
 // OperatorsOf lists the operator types of g's nodes, sorted, unique and
@@ -159,8 +167,8 @@ func (cr *caseRun) run() (Status, string) {
 		return Failed, ModelFile + " has no graph"
 	}
 	cr.operators = OperatorsOf(model.Graph)
-	if reason, bad := unknownOperatorReason(model); bad {
-		return Failed, reason
+	if status, reason, found := unknownOperator(model); found {
+		return status, reason
 	}
 	sets, err := dataSets(cr.dir)
 	if err != nil {

@@ -136,6 +136,13 @@ func writeProto(t *testing.T, path string, m proto.Message) {
 // opType to a float tensor x of shape [2] giving y.
 func unaryCase(t *testing.T, name, opType string) string {
 	t.Helper()
+	return unaryCaseIn(t, name, "", opType)
+}
+
+// unaryCaseIn is unaryCase for an operator of domain (imported at
+// version 1 when it is not ONNX's).
+func unaryCaseIn(t *testing.T, name, domain, opType string) string {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "custom", name)
 	vi := func(n string) *onnxpb.ValueInfoProto {
 		return &onnxpb.ValueInfoProto{
@@ -153,7 +160,7 @@ func unaryCase(t *testing.T, name, opType string) string {
 		OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(17)}},
 		Graph: &onnxpb.GraphProto{
 			Name:   proto.String(name),
-			Node:   []*onnxpb.NodeProto{{OpType: proto.String(opType), Input: []string{"x"}, Output: []string{"y"}}},
+			Node:   []*onnxpb.NodeProto{{OpType: proto.String(opType), Domain: proto.String(domain), Input: []string{"x"}, Output: []string{"y"}}},
 			Input:  []*onnxpb.ValueInfoProto{vi("x")},
 			Output: []*onnxpb.ValueInfoProto{vi("y")},
 		},
@@ -178,6 +185,22 @@ func TestUnknownOperatorFails(t *testing.T) {
 	}
 	if r.Name != "custom/test_no_such_op" {
 		t.Errorf("name %q", r.Name)
+	}
+}
+
+// A custom operator nobody registered, in a domain that is neither ONNX's
+// nor this project's, is one the backend lacks: skipped, naming it and how
+// to register a kernel. In ai.onnx.ml, a name no schema defines is still a
+// bad model.
+func TestUnregisteredCustomOperatorIsSkipped(t *testing.T) {
+	r := runOne(t, unaryCaseIn(t, "test_custom", "com.example", "MyOp"), "native")
+	if r.Status != metrics.Skipped || !strings.Contains(r.Reason, "unsupported") || !strings.Contains(r.Reason, "MyOp") ||
+		!strings.Contains(r.Reason, "com.example") || !strings.Contains(r.Reason, "RegisterKernel") {
+		t.Errorf("custom MyOp: %s (%q), want skipped as unsupported, naming it and RegisterKernel", r.Status, r.Reason)
+	}
+	r = runOne(t, unaryCaseIn(t, "test_ml_typo", "ai.onnx.ml", "Scalar"), "native")
+	if r.Status != metrics.Failed || !strings.Contains(r.Reason, "bad model") {
+		t.Errorf("ai.onnx.ml Scalar: %s (%q), want failed as a bad model", r.Status, r.Reason)
 	}
 }
 

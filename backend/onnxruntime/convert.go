@@ -289,6 +289,17 @@ func fromORT(v ort.Value) (onnx.Value, error) {
 	case *ort.Tensor[bool]:
 		return goTensor(v.GetShape(), v.GetData()), nil
 	case *ort.StringTensor:
+		// onnxruntime_go's GetContents sizes its offsets by the shape's
+		// FlattenedSize, which is 0 for a rank-0 shape, and then indexes
+		// the first one (a panic): a scalar string cannot be read, and an
+		// empty tensor is read here.
+		shape := v.GetShape()
+		if len(shape) == 0 {
+			return nil, network.Unsupportedf("onnxruntime_go cannot read a rank-0 string tensor")
+		}
+		if shape.FlattenedSize() == 0 {
+			return goTensor(shape, []string{}), nil
+		}
 		s, err := v.GetContents()
 		if err != nil {
 			return nil, err
