@@ -10,6 +10,7 @@ import (
 
 	"github.com/deep500/deep500-go/backend"
 	"github.com/deep500/deep500-go/metrics"
+	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/ops"
 )
 
@@ -125,8 +126,16 @@ func buildOpsReport(names []string) *opsReport {
 		}
 		rep.Totals[n] = opsTotal{Available: avail[n].Name != ""}
 	}
+	// The schemas' operator versions, then any custom ones this build
+	// registered (a d500 built around cli.Main with its own kernels).
+	keys := make([]onnx.RegisteredOperator, 0, len(ops.Schemas()))
 	for _, s := range ops.Schemas() {
 		domain, opType, since := schemaKey(s)
+		keys = append(keys, onnx.RegisteredOperator{Domain: domain, OpType: opType, Since: since})
+	}
+	keys = append(keys, ops.CustomOperators()...)
+	for _, k := range keys {
+		domain, opType, since := k.Domain, k.OpType, k.Since
 		row := opsRow{Domain: displayDomain(domain), OpType: opType, Since: since, Support: map[string]string{}}
 		for _, n := range names {
 			t := rep.Totals[n]

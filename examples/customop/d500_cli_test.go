@@ -9,8 +9,9 @@ import (
 
 // The example's d500 (the tool with ChannelSwish registered) runs the
 // operator's test case through the command line as it runs a built-in
-// one: conformance passes it, gradcheck passes it, run --bench times it;
-// the plain tool, without the registration, skips it as unsupported.
+// one: conformance passes it, gradcheck passes it, run --bench times it,
+// ops lists it; the plain tool, without the registration, skips it as
+// unsupported.
 func TestD500WithTheOperator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two d500 binaries")
@@ -51,6 +52,15 @@ func TestD500WithTheOperator(t *testing.T) {
 		"--input", "Beta="+filepath.Join(data, "input_1.pb"), "--bench", "5", "--output-dir", filepath.Join(dir, "out"))
 	if code != 0 || !strings.Contains(out, "median") {
 		t.Errorf("run --bench: exit %d\n%s", code, out)
+	}
+	out, code = run(custom, "ops", "--backend", "native")
+	if code != 0 || !strings.Contains(out, "example.customop") || !strings.Contains(out, "ChannelSwish") {
+		t.Errorf("ops should list the custom operator: exit %d\n%s", code, lastLine(out))
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "ChannelSwish") && !strings.HasSuffix(strings.TrimSpace(l), "yes") {
+			t.Errorf("ops: %q, want native yes", l)
+		}
 	}
 	out, code = run(plain, "conformance", caseDir)
 	if code != 0 || lastLine(out) != "0 passed, 0 failed, 1 skipped" || !strings.Contains(out, "ChannelSwish") {
