@@ -128,8 +128,9 @@ func buildOpsReport(names []string) *opsReport {
 	}
 	// The schemas' operator versions, then any custom ones this build
 	// registered (a d500 built around cli.Main with its own kernels).
-	keys := make([]onnx.RegisteredOperator, 0, len(ops.Schemas()))
-	for _, s := range ops.Schemas() {
+	schemas := ops.Schemas()
+	keys := make([]onnx.RegisteredOperator, 0, len(schemas))
+	for _, s := range schemas {
 		domain, opType, since := schemaKey(s)
 		keys = append(keys, onnx.RegisteredOperator{Domain: domain, OpType: opType, Since: since})
 	}

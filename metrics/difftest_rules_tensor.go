@@ -223,8 +223,9 @@ func genSplit(g *gen) error {
 	r := g.between(1, 3)
 	shape := g.dims(r, 1, 5)
 	axis, a := g.axisAndPos(r, g.negAxes())
-	g.maybeInt("axis", int64(axis))
-	if axis != 0 && g.s.Attribute("axis") != nil {
+	// axis is written, where the schema has it, whenever it is not the
+	// default 0, and by a coin otherwise.
+	if g.hasAttr("axis") && (g.coin() || axis != 0) {
 		g.attrInt("axis", int64(axis))
 	}
 	dim := shape[a]
