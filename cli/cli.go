@@ -42,6 +42,7 @@ var commands = []command{
 	{"compare-optimizers", "run two optimizers on identical weights and batches; per step and parameter the L2 distance", cmdCompareOptimizers},
 	{"conformance", "run ONNX test cases with a backend: passed, failed or skipped per case", cmdConformance},
 	{"difftest", "compare two backends on random one-node models of every operator version both support", cmdDifftest},
+	{"export-training", "write a model's training graph (loss, gradients, optionally an optimizer's update) in standard ONNX operators", cmdExportTraining},
 	{"gradcheck", "check a backend's gradients against central differences on ONNX test cases", cmdGradcheck},
 	{"model", "write a model preset (mlp, lenet, resnet8, ...) as an ONNX file", cmdModel},
 	{"ops", "list every ONNX operator version and which backends support it", cmdOps},

@@ -160,13 +160,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	lossName := fs.String("loss", "softmax-xent", "loss appended to the model's first output: "+lossKindList()+" (all trained on class labels)")
 	optName := fs.String("optimizer", "sgd", "optimizer: "+strings.Join(optimizer.Names(), " "))
 	impl := fs.String("impl", "reference", "optimizer implementation: reference (through the Network API) or native (inside the backend)")
-	lr := optionalFloatFlag(fs, "lr", "learning rate, a number `F` ≥ 0 (default: the optimizer's, as torch.optim's)")
-	momentum := optionalFloatFlag(fs, "momentum", "momentum, a number `F` ≥ 0 (default: the optimizer's; 0.9 for momentum and nesterov)")
-	beta1 := optionalFloatFlag(fs, "beta1", "Adam's beta1, a number `F` in [0, 1) (default 0.9)")
-	beta2 := optionalFloatFlag(fs, "beta2", "Adam's beta2, a number `F` in [0, 1) (default 0.999)")
-	eps := optionalFloatFlag(fs, "eps", "epsilon, a number `F` ≥ 0 (default: the optimizer's)")
-	alpha := optionalFloatFlag(fs, "alpha", "RMSprop's smoothing constant, a number `F` ≥ 0 (default 0.99)")
-	wd := optionalFloatFlag(fs, "weight-decay", "weight decay, a number `F` ≥ 0 (default: the optimizer's)")
+	hpFlags := addHyperparamFlags(fs)
 	batch := fs.Int("batch", 64, "batch size")
 	epochs := fs.Int("epochs", 0, "epochs to train (default 1 when --steps is not given)")
 	steps := fs.Int("steps", 0, "optimizer steps to train")
@@ -234,20 +228,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	case !slices.Contains(batchNormModes, *batchNorm):
 		return usageError(fs, stderr, "--batchnorm must be batch or frozen, got %q", *batchNorm)
 	}
-	hp, err := optimizer.Defaults(*optName)
+	hp, err := hpFlags.resolve(*optName)
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
-	}
-	// A value given replaces the optimizer's default whatever it is;
-	// optimizer.New then refuses those out of range (a negative rate,
-	// a beta of 1), as torch.optim does.
-	for _, o := range []struct {
-		v   *optionalFloat
-		dst *float64
-	}{{lr, &hp.LR}, {momentum, &hp.Momentum}, {beta1, &hp.Beta1}, {beta2, &hp.Beta2}, {eps, &hp.Eps}, {alpha, &hp.Alpha}, {wd, &hp.WeightDecay}} {
-		if o.v.set {
-			*o.dst = o.v.v
-		}
 	}
 	rule, err := optimizer.New(*optName, hp)
 	if err != nil {

@@ -214,3 +214,35 @@ func TestD500Gradcheck(t *testing.T) {
 		t.Errorf("-h: exit %d; its help on stdout should document the step and tolerance:\n%s", code, out)
 	}
 }
+
+// ortGradNotPassing lists every case of the four suites that the
+// gradient check on ONNX Runtime (through the training graph of package
+// autodiff) does not pass, with the reason.
+const ortGradNotPassing = "testdata/onnxruntime_gradcheck_not_passing.tsv"
+
+// The gradient check on ONNX Runtime: its backprop is the training graph
+// written in standard operators, checked against ONNX Runtime's own
+// central differences. Every case that does not pass is listed.
+func TestGradCheckOnnxruntimeAllSuites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("checks all 1072 ONNX cases")
+	}
+	cases, err := metrics.FindCases(suiteDirs(t)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := metrics.GradCheck(context.Background(), cases, metrics.GradConfig{Backend: "onnxruntime"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Tests) != len(cases) || len(cases) != 1072 {
+		t.Errorf("%d results for %d cases, want 1072", len(rep.Tests), len(cases))
+	}
+	for _, r := range rep.Tests {
+		if r.Status != metrics.Passed && strings.TrimSpace(r.Reason) == "" {
+			t.Errorf("%s %s without a reason", r.Name, r.Status)
+		}
+	}
+	t.Logf("%s", rep.Summary())
+	checkCaseList(t, rep, ortGradNotPassing, "Gradient-check (onnxruntime)", "TestGradCheckOnnxruntimeAllSuites")
+}

@@ -230,11 +230,11 @@ func opOf[T ops.Op](n *onnx.Node) (T, bool) {
 	return op, ok
 }
 
-// cloneModel copies m deeply enough that passes may rewrite the copy's
+// CloneModel copies m deeply enough that passes may rewrite the copy's
 // graph in place: the model, its main graph, every node and the lists of
 // names and attributes are new. Tensors, attribute values, subgraphs and
 // functions are shared; passes replace those, never modify them.
-func cloneModel(m *onnx.Model) (*onnx.Model, error) {
+func CloneModel(m *onnx.Model) (*onnx.Model, error) {
 	c := *m
 	c.Opsets = cloneMap(m.Opsets)
 	c.Metadata = cloneMap(m.Metadata)

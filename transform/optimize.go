@@ -96,7 +96,7 @@ func Apply(m *onnx.Model, opts Options, passes []Pass) (*onnx.Model, Report, err
 	if opts.MaxRounds <= 0 {
 		opts.MaxRounds = DefaultMaxRounds
 	}
-	c, err := cloneModel(m)
+	c, err := CloneModel(m)
 	if err != nil {
 		return nil, Report{}, err
 	}

@@ -2,6 +2,7 @@ package onnxruntime
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	onnxpb "github.com/deep500/deep500-go/onnx/pb"
+	"github.com/deep500/deep500-go/transform/autodiff"
 	ort "github.com/yalue/onnxruntime_go"
 	"google.golang.org/protobuf/proto"
 )
@@ -25,21 +27,20 @@ func init() {
 	backend.Register(b)
 }
 
-// errNoBackprop is the reason every gradient method gives.
-var errNoBackprop = network.Unsupportedf("onnxruntime: ONNX Runtime's inference library has no automatic differentiation (training needs onnxruntime-training, which onnxruntime-node does not ship)")
-
 // net is a model made executable by ONNX Runtime.
 //
 // Parameters stay initializers of the session's graph rather than becoming
 // inputs the backend feeds: ONNX Runtime then treats them as constants
 // (constant folding, pre-packed weights for Conv, MatMul and Gemm), which is
-// what makes inference fast, and without backprop nothing here updates them
-// every step. Feed of a parameter therefore replaces the initializer in the
-// serialized model and marks the session stale; the next run rebuilds it,
-// once however many parameters were fed.
+// what makes inference fast. Feed of a parameter (or an update in place
+// through UpdateParams) therefore marks the session stale; the next
+// inference rebuilds it with the new initializers, once however many
+// parameters changed. Training does not wait for that: its session takes
+// the parameters as inputs (train.go).
 type net struct {
 	mu sync.Mutex
 
+	model    *onnx.Model // the model, its ai.deep500 losses lowered to standard operators
 	graph    *onnx.Graph
 	base     *onnxpb.ModelProto // the model; its initializers follow Feed
 	initIdx  map[string]int     // initializer name to index in base.Graph.Initializer
@@ -65,6 +66,15 @@ type net struct {
 	lastFeeds  map[string]onnx.Value // the feeds of the last run, to recompute a newly fetched value
 	ortTypes   map[string]*valueType // what ONNX Runtime inferred for values the model does not type
 	ranAtLeast bool
+
+	// Training (train.go).
+	frozen         []string
+	skipInputGrads bool
+	trainers       map[trainKey]*trainer
+	grads          map[string]*onnx.Tensor // gradients of the last backprop, by gradient name
+	lastLoss       string
+	dirty          map[string]bool // parameters changed since base's initializers were written
+	closers        []func()        // release the sessions of native optimizers
 }
 
 // New builds an ONNX Runtime session for model m. The library is loaded on
@@ -78,22 +88,33 @@ func New(m *onnx.Model, opts backend.Options) (network.Network, error) {
 	if err := ensureEnv(LibraryPath(opts)); err != nil {
 		return nil, err
 	}
+	// ONNX Runtime knows only standard operators: the project's own
+	// losses become the standard operators that compute them.
+	m, err := autodiff.Lower(m)
+	if err != nil {
+		return nil, fmt.Errorf("onnxruntime: %w", err)
+	}
 	base, err := onnx.ModelToProto(m)
 	if err != nil {
 		return nil, fmt.Errorf("onnxruntime: serializing the model: %w", err)
 	}
 	g := m.Graph
 	n := &net{
-		graph:    g,
-		base:     base,
-		initIdx:  map[string]int{},
-		threads:  opts.Threads,
-		forms:    map[string]inputForm{},
-		declared: map[string]*onnx.TypeInfo{},
-		values:   map[string]*onnx.Tensor{},
-		known:    map[string]bool{},
-		held:     map[string]onnx.Value{},
-		ortTypes: map[string]*valueType{},
+		model:          m,
+		frozen:         slices.Clone(opts.Frozen),
+		skipInputGrads: opts.SkipInputGradients,
+		trainers:       map[trainKey]*trainer{},
+		dirty:          map[string]bool{},
+		graph:          g,
+		base:           base,
+		initIdx:        map[string]int{},
+		threads:        opts.Threads,
+		forms:          map[string]inputForm{},
+		declared:       map[string]*onnx.TypeInfo{},
+		values:         map[string]*onnx.Tensor{},
+		known:          map[string]bool{},
+		held:           map[string]onnx.Value{},
+		ortTypes:       map[string]*valueType{},
 	}
 	for i, tp := range base.Graph.Initializer {
 		n.initIdx[tp.GetName()] = i
@@ -169,6 +190,9 @@ func (n *net) typeOfValue(name string) *valueType {
 // rebuild makes a new session for the current parameters and exposed set.
 func (n *net) rebuild() error {
 	n.destroySession()
+	if err := n.writeDirty(); err != nil {
+		return err
+	}
 	exposed := n.exposed()
 	types := map[string]*valueType{}
 	var untyped []string
@@ -434,15 +458,6 @@ func narrow(t *onnx.Tensor, to onnx.DataType) *onnx.Tensor {
 	}
 }
 
-// InferenceAndBackprop is not available: ONNX Runtime's inference library
-// computes no gradients.
-func (n *net) InferenceAndBackprop(map[string]onnx.Value, string) (map[string]onnx.Value, error) {
-	return nil, errNoBackprop
-}
-
-// Gradients is empty: there are no gradients to fetch.
-func (n *net) Gradients(string) []network.ParamGrad { return nil }
-
 // Fetch returns the current values of the named values: parameters and
 // constants, inputs set with Feed, and any value of the last run. A value
 // the session did not output is made an output (the session is rebuilt) and
@@ -459,8 +474,12 @@ func (n *net) Fetch(names ...string) ([]onnx.Value, error) {
 			out[i] = v
 			continue
 		}
+		if g, ok := n.grads[name]; ok {
+			out[i] = g.Clone()
+			continue
+		}
 		if isGradName(name) {
-			return nil, errNoBackprop
+			return nil, n.noGradient(name)
 		}
 		if !n.known[name] {
 			return nil, fmt.Errorf("onnxruntime: no value named %q in the graph", name)
@@ -532,8 +551,16 @@ func (n *net) Feed(name string, v onnx.Value) error {
 	if _, ok := n.values[name]; ok {
 		return n.feedInitializer(name, v)
 	}
+	if old, ok := n.grads[name]; ok {
+		t, isT := v.(*onnx.Tensor)
+		if !isT || t.Type != old.Type || !slices.Equal(t.Shape, old.Shape) {
+			return fmt.Errorf("onnxruntime: feed %q: want a tensor(%v)%v, got %s", name, old.Type, old.Shape, onnx.DescribeValue(v))
+		}
+		n.grads[name] = t.Clone()
+		return nil
+	}
 	if isGradName(name) {
-		return errNoBackprop
+		return n.noGradient(name)
 	}
 	if !n.known[name] {
 		return fmt.Errorf("onnxruntime: no value named %q in the graph", name)
@@ -552,20 +579,38 @@ func (n *net) feedInitializer(name string, v onnx.Value) error {
 	if old != nil && (old.Type != t.Type || !slices.Equal(old.Shape, t.Shape)) {
 		return fmt.Errorf("onnxruntime: feed %q: %v%v does not match the current %v%v", name, t.Type, t.Shape, old.Type, old.Shape)
 	}
-	t = t.Clone()
-	tp, err := onnx.TensorToProto(name, t)
-	if err != nil {
-		return fmt.Errorf("onnxruntime: feed %q: %w", name, err)
-	}
-	i, ok := n.initIdx[name]
-	if !ok {
+	if _, ok := n.initIdx[name]; !ok {
 		return fmt.Errorf("onnxruntime: feed %q: not an initializer of the serialized model", name)
 	}
-	n.base.Graph.Initializer[i] = tp
-	n.values[name] = t
+	// The serialized initializer is written when the session is rebuilt:
+	// an optimizer feeding every parameter every step pays one copy.
+	n.values[name] = t.Clone()
+	n.dirty[name] = true
 	n.destroySession()
 	n.last = nil
 	return nil
+}
+
+// writeDirty writes the parameters changed since the last session into
+// the serialized model's initializers.
+func (n *net) writeDirty() error {
+	for name := range n.dirty {
+		tp, err := onnx.TensorToProto(name, n.values[name])
+		if err != nil {
+			return fmt.Errorf("onnxruntime: initializer %q: %w", name, err)
+		}
+		n.base.Graph.Initializer[n.initIdx[name]] = tp
+		delete(n.dirty, name)
+	}
+	return nil
+}
+
+// noGradient explains why a gradient name has no value.
+func (n *net) noGradient(name string) error {
+	if n.grads == nil {
+		return fmt.Errorf("onnxruntime: no gradient %q yet: run InferenceAndBackprop first", name)
+	}
+	return fmt.Errorf("onnxruntime: no gradient %q: the last backprop (of %q) computed the gradients of %v", name, n.lastLoss, slices.Sorted(maps.Keys(n.grads)))
 }
 
 // Params lists the floating-point initializers, in graph order.
@@ -601,7 +646,14 @@ func (n *net) Close() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.destroySession()
-	n.last, n.lastFeeds, n.held = nil, nil, nil
+	for _, tr := range n.trainers {
+		tr.inner.Close()
+	}
+	n.trainers = map[trainKey]*trainer{}
+	for _, c := range n.closers {
+		c()
+	}
+	n.last, n.lastFeeds, n.held, n.grads = nil, nil, nil, nil
 	return nil
 }
 

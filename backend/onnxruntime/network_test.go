@@ -176,17 +176,89 @@ func TestInferenceFetchFeed(t *testing.T) {
 	}
 }
 
-func TestBackpropIsUnsupported(t *testing.T) {
-	n := newNet(t, mlpModel(t), backend.Options{})
+// Backprop runs the training graph of package autodiff: the gradients
+// by hand for the mlp at x = [[1, 2], [-1, 0.5]], where Relu passes
+// hb[0][0] and hb[1][1] only.
+func TestBackprop(t *testing.T) {
+	n := newNet(t, mlpModel(t), backend.Options{Threads: 1})
+	if _, err := n.Fetch(network.GradName("W")); err == nil || !strings.Contains(err.Error(), "InferenceAndBackprop first") {
+		t.Errorf("Fetch of a gradient before backprop: %v", err)
+	}
 	x := onnx.FromSlice([]float32{1, 2, -1, 0.5}, 2, 2)
-	if _, err := n.InferenceAndBackprop(map[string]onnx.Value{"x": x}, "z"); !errors.Is(err, network.ErrUnsupported) || !strings.Contains(err.Error(), "differentiation") {
-		t.Errorf("InferenceAndBackprop: %v, want ErrUnsupported with the reason", err)
+	out, err := n.InferenceAndBackprop(map[string]onnx.Value{"x": x}, "z")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if g := n.Gradients("z"); len(g) != 0 {
-		t.Errorf("Gradients = %v, want none", g)
+	wantFloats(t, "z", out["z"], []int{}, []float32{3.5})
+	if got := n.Gradients("z"); len(got) != 2 || got[0] != (network.ParamGrad{Param: "W", Grad: "W.grad"}) || got[1].Param != "b" {
+		t.Errorf("Gradients = %v", got)
 	}
-	if _, err := n.Fetch(network.GradName("W")); !errors.Is(err, network.ErrUnsupported) {
-		t.Errorf("Fetch of a gradient: %v, want ErrUnsupported", err)
+	vs, err := n.Fetch("W.grad", "b.grad", "x.grad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFloats(t, "dW", vs[0], []int{2, 3}, []float32{1, -1, 0, 2, 0.5, 0})
+	wantFloats(t, "db", vs[1], []int{3}, []float32{1, 1, 0})
+	wantFloats(t, "dx", vs[2], []int{2, 2}, []float32{1, 0.5, -1, 0})
+
+	// An optimizer's step in place: b -= db; inference sees it.
+	up := n.(network.ParamUpdater)
+	if err := up.UpdateParams("z", func(p, g *onnx.Tensor, name string) error {
+		for i := range p.Float32s() {
+			p.Float32s()[i] -= g.Float32s()[i]
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wb, _ := network.FetchTensor(n, "b")
+	wantFloats(t, "b after the update", wb, []int{3}, []float32{-0.5, -1, -1})
+	out, err = n.Inference(map[string]onnx.Value{"x": x})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// W = [[0, 0, 2], [-1.5, -0.5, -3]]: h = [[-3, -1, -4], [-0.75, -0.25, -3.5]] + b: all negative but none.
+	wantFloats(t, "y after the update", out["y"], []int{2, 3}, []float32{0, 0, 0, 0, 0, 0})
+
+	// A gradient can be replaced (clipping does it) with its own shape only.
+	if err := n.Feed("b.grad", onnx.FromSlice([]float32{0, 0, 0}, 3)); err != nil {
+		t.Error(err)
+	}
+	if err := n.Feed("b.grad", onnx.FromSlice([]float32{0}, 1)); err == nil {
+		t.Error("Feed of a gradient of another shape succeeded")
+	}
+
+	// Frozen parameters and skipped inputs get no gradient.
+	f := newNet(t, mlpModel(t), backend.Options{Frozen: []string{"b"}, SkipInputGradients: true})
+	if _, err := f.InferenceAndBackprop(map[string]onnx.Value{"x": x}, "z"); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Gradients("z"); len(got) != 1 || got[0].Param != "W" {
+		t.Errorf("Gradients with b frozen = %v", got)
+	}
+	if _, err := f.Fetch("x.grad"); err == nil {
+		t.Error("Fetch of an input's gradient with SkipInputGradients succeeded")
+	}
+}
+
+// An operator without a gradient rule on the loss's path is unsupported,
+// by name.
+func TestBackpropUnsupportedOperator(t *testing.T) {
+	g := &onnxpb.GraphProto{
+		Name: proto.String("dft"),
+		Node: []*onnxpb.NodeProto{
+			nodeP("Mul", []string{"x", "w"}, []string{"xw"}),
+			nodeP("DFT", []string{"xw"}, []string{"f"}),
+			nodeP("ReduceSum", []string{"f"}, []string{"z"}, intAttr("keepdims", 0)),
+		},
+		Initializer: []*onnxpb.TensorProto{initializer(t, "w", onnx.FromSlice([]float32{1, 2, 3, 4}, 1, 4, 1))},
+		Input:       []*onnxpb.ValueInfoProto{vi("x", tensorType(onnx.Float, 1, 4, 1))},
+		Output:      []*onnxpb.ValueInfoProto{vi("z", tensorType(onnx.Float))},
+	}
+	n := newNet(t, buildModel(t, g, 17), backend.Options{})
+	x := onnx.FromSlice([]float32{1, 0, -1, 0}, 1, 4, 1)
+	if _, err := n.InferenceAndBackprop(map[string]onnx.Value{"x": x}, "z"); !errors.Is(err, network.ErrUnsupported) || !strings.Contains(err.Error(), "DFT") {
+		t.Errorf("InferenceAndBackprop through DFT: %v, want ErrUnsupported naming DFT", err)
 	}
 }
 
