@@ -158,10 +158,12 @@ bench: setup build
 # weights on the same recorded batches: out/bench-train.md and .json. The
 # first step's loss must agree between the two (the proof that they ran the
 # same network), or the case fails. The runs are interleaved over
-# BENCH_TRAIN_ROUNDS rounds, native and PyTorch one after the other, and the
+# BENCH_TRAIN_ROUNDS rounds, native, ONNX Runtime (the training graph of
+# transform/autodiff, --impl native) and PyTorch one after the other, and the
 # table gives the median per-round ratio and its spread. BENCH_TRAIN_STEPS
 # and BENCH_TRAIN_WARMUP are a number for every model or MODEL=N pairs
-# (empty: each model's default; about 8 minutes in all on 2 cores). Rows
+# (empty: each model's default; about 27 minutes with 3 rounds on 2 cores,
+# almost all of it ONNX Runtime on the ResNets). Rows
 # measured while other processes kept the cores busy are marked;
 # BENCH_TRAIN_QUIET=S waits up to S seconds before each pair of runs for
 # the machine to go quiet.

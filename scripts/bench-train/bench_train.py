@@ -1,29 +1,45 @@
 #!/usr/bin/python3
-"""One training step of d500's native backend against PyTorch, side by side.
+"""One training step of d500 (native and ONNX Runtime) against PyTorch, side by side.
 
-For every preset and thread count, `d500 train --impl native` and PyTorch
-(in this process) train the same ONNX file (`d500 model PRESET`, its
-initializers as the initial weights) on the same recorded batches
-(`tensors:DIR`, replayed in order) with the same optimizer (momentum SGD,
-lr 0.01, momentum 0.9) and the same loss (softmax cross-entropy). Each
-run's per-step times after the warm-up steps give its median; the ratio
-is native / PyTorch (below 1: native is faster).
+For every preset and thread count, `d500 train --impl native` on the
+native backend, the same on the onnxruntime backend (the training graph of
+transform/autodiff with the optimizer's update written as ONNX, one ONNX
+Runtime run per step), and PyTorch (in this process) train the same ONNX
+file (`d500 model PRESET`, its initializers as the initial weights) on the
+same recorded batches (`tensors:DIR`, replayed in order) with the same
+optimizer (momentum SGD, lr 0.01, momentum 0.9) and the same loss (softmax
+cross-entropy). Each run's per-step times after the warm-up steps give its
+median; the ratios are native / PyTorch and ONNX Runtime / PyTorch (below
+1: d500 is faster).
 
-The first step's loss must agree between the two (same weights, same
-batch): that is what shows they ran the same network, so a case whose
-losses disagree fails loudly instead of reporting a ratio. Steps 2 and 3,
+The first step's loss must agree between each d500 backend and PyTorch
+(same weights, same batch): that is what shows they ran the same network.
+A case whose native loss disagrees fails loudly instead of reporting a
+ratio. ONNX Runtime's training graph is newer and still growing, so its
+disagreement marks its row (and fails the exit status) but leaves the
+native and PyTorch figures, and the other cases, running. Steps 2 and 3,
 which also depend on the gradients and the update, are held to a looser
 tolerance.
 
+A d500 backend that cannot train a preset (its error says "unsupported":
+an operator without a gradient rule or kernel) is left out of that case:
+its columns show "—" and a note under the table gives d500's reason; the
+other backend and PyTorch go on. On ONNX Runtime that is expected while
+gradient rules are being added, and does not fail the exit status; on
+native, which trains every preset, it does, as does any other failure of
+either backend.
+
 The machine is a shared VM whose speed drifts by tens of percent from one
 minute to the next, so the runs are interleaved: every round runs every
-case once in both frameworks, one right after the other (which one goes
-first alternates between rounds), and each round gives a ratio of its own.
-The table shows the median of those ratios and their spread. Each run also
-records how many cores other processes kept busy meanwhile; rows measured
-under such load are marked (on 2 cores it is what decides the 2-thread
-figures), and --quiet S waits up to S seconds for a quiet machine before
-each pair of runs.
+case once in each framework, one right after the other (which one goes
+first rotates between rounds: native, ONNX Runtime, PyTorch in round 1;
+ONNX Runtime, PyTorch, native in round 2; ...), and each round gives
+ratios of its own against that round's PyTorch run. The table shows the
+median of those ratios and their spread. Each run also records how many
+cores other processes kept busy meanwhile; rows measured under such load
+are marked (on 2 cores it is what decides the 2-thread figures), and
+--quiet S waits up to S seconds for a quiet machine before each round of
+a case.
 
 usage: bench_train.py --d500 BIN --out DIR [--models LIST] [--threads LIST]
        [--rounds R] [--steps SPEC] [--warmup SPEC] [--batch SPEC] [--batches K]
@@ -32,8 +48,9 @@ usage: bench_train.py --d500 BIN --out DIR [--models LIST] [--threads LIST]
 SPEC is a number for every model, or model=N pairs, or both ("20,resnet18=8").
 Writes DIR/bench-train.md, DIR/bench-train.json, and the models, datasets
 and d500's CSV/JSON of every run under DIR/bench-train/.
-Exit status: 0 all cases passed; 1 a case failed (loss mismatch, a d500 run
-failed, an operator the translation lacks); 2 bad usage; 130 interrupted.
+Exit status: 0 all cases passed (ONNX Runtime's "unsupported" presets
+aside); 1 a case failed (loss mismatch, a d500 run failed, an operator the
+translation to PyTorch lacks); 2 bad usage; 130 interrupted.
 """
 import argparse
 import csv
@@ -79,6 +96,10 @@ MOMENTUM = 0.9
 # faster): 7.5 minutes then. The warm-up covers allocation of the step's
 # buffers, oneDNN's primitive creation, and native's thread policy trying
 # serial runs of a small network (its first four runs on two threads).
+# ONNX Runtime's training step, when it joined, took 7-20x PyTorch's on
+# the ResNets (resnet18 at batch 8: 12-17 s), which made a 3-round run 27
+# minutes; these steps were left as they were so that native's figures
+# stay comparable with earlier runs.
 DEFAULTS = {
     "mlp": {"batch": 64, "steps": 40, "warmup": 5},
     "lenet": {"batch": 64, "steps": 40, "warmup": 5},
@@ -92,6 +113,23 @@ OTHER = {"batch": 64, "steps": 20, "warmup": 4}  # any other preset
 # Other processes' load (cores) from which a table row is flagged.
 BUSY = 0.25
 
+# The d500 backends timed against PyTorch, and the prefix of their figures
+# in a round's record. Native's keys are the ones this script wrote before
+# ONNX Runtime joined (native_ms, ratio, loss_check, d500_csv), so older
+# JSON reads the same.
+D500_BACKENDS = ("native", "onnxruntime")
+KEY = {"native": "native", "onnxruntime": "ort"}
+LABEL = {"native": "native", "onnxruntime": "ORT", "pytorch": "PyTorch"}
+LOAD_KEYS = ("native_load", "ort_load", "pytorch_load")
+
+
+def ratio_key(backend):
+    return "ratio" if backend == "native" else KEY[backend] + "_ratio"
+
+
+def check_key(backend):
+    return "loss_check" if backend == "native" else KEY[backend] + "_loss_check"
+
 
 class CaseFailed(Exception):
     """A case cannot give a fair figure; the message says why."""
@@ -103,6 +141,27 @@ class LossMismatch(CaseFailed):
     def __init__(self, msg, result):
         super().__init__(msg)
         self.result = result
+
+
+class RunFailed(CaseFailed):
+    """A command exited with an error; stderr is all it said, where the
+    reason (an "unsupported" operator, say) is found."""
+
+    def __init__(self, msg, stderr):
+        super().__init__(msg)
+        self.stderr = stderr
+
+
+def unsupported_reason(err):
+    """d500's own line saying what it does not support, when err is a run
+    that failed for that reason; else None."""
+    if not isinstance(err, RunFailed):
+        return None
+    lines = [ln.strip() for ln in err.stderr.splitlines() if "unsupported" in ln]
+    if not lines:
+        return None
+    line = lines[-1]
+    return line[len("d500 train: "):] if line.startswith("d500 train: ") else line
 
 
 def usage(msg):
@@ -270,6 +329,13 @@ class Case:
         self.batches = []       # [(x, y)] as torch tensors, in file order
         self.rounds = {}        # threads -> [per-round record]
         self.info = {}
+        # d500 backend -> {"reason", "unsupported"}: left out of this case
+        # from its first failed run on (an operator it lacks does not
+        # appear in a later round).
+        self.dropped = {}
+        # d500 backend -> the first loss disagreement with PyTorch, for a
+        # backend that is timed on regardless (ONNX Runtime).
+        self.mismatch = {}
 
     def fail(self, msg):
         if self.error is None:
@@ -277,13 +343,49 @@ class Case:
         bar = "!" * 78
         print("\n%s\nFAIL %s (batch %d): %s\n%s\n" % (bar, self.model, self.batch, msg, bar), file=sys.stderr, flush=True)
 
+    def drop(self, backend, err):
+        """Leaves backend out of this case after err; the others go on."""
+        why = unsupported_reason(err)
+        reason = why
+        if reason is None:
+            # The message's first line names the run; d500's last words
+            # on stderr say what went wrong.
+            reason = str(err).splitlines()[0]
+            last = [ln.strip() for ln in getattr(err, "stderr", "").splitlines() if ln.strip()]
+            if last:
+                reason += ": " + last[-1]
+        self.dropped[backend] = {"reason": reason, "unsupported": why is not None, "detail": str(err)}
+        bar = "!" * 78
+        print("\n%s\n%s %s on %s (batch %d), left out of this case: %s\n%s\n" % (
+            bar, "UNSUPPORTED" if why else "FAIL", backend, self.model, self.batch, why or err, bar),
+            file=sys.stderr, flush=True)
+
+    def order(self, rnd):
+        """The frameworks still in this case, in round rnd's order: the
+        list rotated by one each round, so each goes first in turn."""
+        fws = [b for b in D500_BACKENDS if b not in self.dropped] + ["pytorch"]
+        k = (rnd - 1) % len(fws)
+        return fws[k:] + fws[:k]
+
+    def failures(self):
+        """Why this case fails the exit status, if it does: its own error,
+        a backend dropped other than for ONNX Runtime's unsupported
+        operators (the training graph's rules are still being written),
+        a loss disagreement."""
+        out = [self.error] if self.error else []
+        for b, d in self.dropped.items():
+            if not (b == "onnxruntime" and d["unsupported"]):
+                out.append("%s: %s" % (b, d["reason"].splitlines()[0]))
+        out += ["%s: %s" % (b, m) for b, m in self.mismatch.items()]
+        return out
+
 
 def run(cmd, what):
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         tail = "\n".join(p.stderr.strip().splitlines()[-20:]) or "(no output on stderr)"
-        raise CaseFailed("%s failed (exit status %d)\n  command: %s\n  stderr:\n%s" % (
-            what, p.returncode, " ".join(cmd), "\n".join("    " + line for line in tail.splitlines())))
+        raise RunFailed("%s failed (exit status %d)\n  command: %s\n  stderr:\n%s" % (
+            what, p.returncode, " ".join(cmd), "\n".join("    " + line for line in tail.splitlines())), p.stderr)
     return p
 
 
@@ -341,8 +443,8 @@ def prepare(case, d500, work, nbatches, data_seed):
     case.data = data
 
 
-def run_d500(case, d500, threads, runs, rnd):
-    stem = os.path.join(runs, "%s-t%d-r%d" % (case.model, threads, rnd))
+def run_d500(case, d500, backend, threads, runs, rnd):
+    stem = os.path.join(runs, "%s-%s-t%d-r%d" % (case.model, backend, threads, rnd))
     csv_path, json_path = stem + ".csv", stem + ".json"
     for p in (csv_path, json_path):
         if os.path.exists(p):
@@ -350,9 +452,9 @@ def run_d500(case, d500, threads, runs, rnd):
     cmd = [d500, "train", "--model", case.path, "--dataset", "tensors:" + case.data,
            "--steps", str(case.steps), "--batch", str(case.batch), "--threads", str(threads),
            "--optimizer", "momentum", "--lr", str(LR), "--momentum", str(MOMENTUM),
-           "--impl", "native", "--no-shuffle", "--csv", csv_path, "--json", json_path]
+           "--backend", backend, "--impl", "native", "--no-shuffle", "--csv", csv_path, "--json", json_path]
     load = Load.snapshot()
-    run(cmd, "d500 train (%s, %d threads)" % (case.model, threads))
+    run(cmd, "d500 train --backend %s (%s, %d threads)" % (backend, case.model, threads))
     load = Load.since(load)
     with open(csv_path) as f:
         rows = [r for r in csv.DictReader(f) if r.get("loss")]
@@ -451,26 +553,26 @@ def rel(a, b):
     return abs(a - b) / max(abs(b), 1e-30)
 
 
-def check_losses(case, nat, pt, tol, later_tol):
-    """The first-step loss (and, looser, steps 2-3) of both runs; raises
-    CaseFailed when they disagree."""
+def check_losses(backend, nat, pt, tol, later_tol):
+    """The first-step loss (and, looser, steps 2-3) of a d500 run on
+    backend and PyTorch's; raises LossMismatch when they disagree."""
     first = rel(nat["losses"][0], pt["losses"][0])
     later = [rel(a, b) for a, b in zip(nat["losses"][1:3], pt["losses"][1:3])]
     every = [rel(a, b) for a, b in zip(nat["losses"], pt["losses"])]
-    res = {"d500": nat["losses"][0], "pytorch": pt["losses"][0], "rel": first,
+    res = {"backend": backend, "d500": nat["losses"][0], "pytorch": pt["losses"][0], "rel": first,
            "steps_2_3_rel": later, "largest_rel_all_steps": max(every), "ok": True}
     if not first <= tol:
         res["ok"] = False
-        raise LossMismatch("first-step loss differs: d500 %.8g, PyTorch %.8g, relative %.2e > %.0e: the two "
-                           "frameworks did not run the same network on the same batch" % (
-                               nat["losses"][0], pt["losses"][0], first, tol), res)
+        raise LossMismatch("first-step loss differs: d500 on %s %.8g, PyTorch %.8g, relative %.2e > %.0e: the two "
+                           "did not run the same network on the same batch" % (
+                               backend, nat["losses"][0], pt["losses"][0], first, tol), res)
     bad = [(i + 2, r) for i, r in enumerate(later) if not r <= later_tol]
     if bad:
         res["ok"] = False
         step, r = bad[0]
-        raise LossMismatch("loss of step %d differs: d500 %.8g, PyTorch %.8g, relative %.2e > %.0e: the "
+        raise LossMismatch("loss of step %d differs: d500 on %s %.8g, PyTorch %.8g, relative %.2e > %.0e: the "
                            "gradients or the update differ" % (
-                               step, nat["losses"][step - 1], pt["losses"][step - 1], r, later_tol), res)
+                               step, backend, nat["losses"][step - 1], pt["losses"][step - 1], r, later_tol), res)
     return res
 
 
@@ -484,89 +586,143 @@ def timed(run, warmup):
 
 def summarize(case, threads):
     recs = case.rounds.get(threads, [])
-    ratios = [r["ratio"] for r in recs]
-    allocs = [r["native_allocs_per_step"] for r in recs if r["native_allocs_per_step"] is not None]
-    return {
-        "rounds": len(recs),
-        "pytorch_ms": median([r["pytorch_ms"] for r in recs]),
-        "native_ms": median([r["native_ms"] for r in recs]),
-        "ratio": median(ratios),
-        "ratio_min": min(ratios) if ratios else float("nan"),
-        "ratio_max": max(ratios) if ratios else float("nan"),
-        "allocs_per_step": median(allocs) if allocs else None,
-        # per round, the busier of its two runs
-        "others_cores": median([max(r[k]["others_cores"] or 0 for k in ("native_load", "pytorch_load")) for r in recs]),
-    }
+    s = {"rounds": len(recs), "pytorch_ms": median([r["pytorch_ms"] for r in recs])}
+    for b in D500_BACKENDS:
+        k = KEY[b]
+        # A backend left out after some rounds has figures from those
+        # rounds only; one left out from the start has none.
+        got = [r for r in recs if r.get(k + "_ms") is not None]
+        ratios = [r[ratio_key(b)] for r in got]
+        allocs = [r[k + "_allocs_per_step"] for r in got if r.get(k + "_allocs_per_step") is not None]
+        s[k + "_rounds"] = len(got)
+        s[k + "_ms"] = median([r[k + "_ms"] for r in got])
+        s[ratio_key(b)] = median(ratios)
+        s[ratio_key(b) + "_min"] = min(ratios) if ratios else float("nan")
+        s[ratio_key(b) + "_max"] = max(ratios) if ratios else float("nan")
+        s[k + "_allocs_per_step"] = median(allocs) if allocs else None
+        checks = [r[check_key(b)] for r in got if r.get(check_key(b))]
+        s[k + "_loss_mismatches"] = sum(1 for x in checks if not x["ok"])
+    # native's, under the name it had before ONNX Runtime joined
+    s["allocs_per_step"] = s["native_allocs_per_step"]
+    # per round, the busiest of its runs
+    s["others_cores"] = median([max(r[k]["others_cores"] or 0 for k in LOAD_KEYS if r.get(k)) for r in recs])
+    return s
 
 
 def write_reports(out, cases, threads_list, env, settings, status):
-    rows, flagged = [], False
+    rows, flagged, disagreed = [], False, False
     for c in cases:
         for t in threads_list:
             s = summarize(c, t)
-            if c.error and not s["rounds"]:
-                rows.append("| %s | %d | %d | — | — | FAILED | — |" % (c.model, c.batch, t))
+            if not s["rounds"]:
+                rows.append("| %s | %d | %d | — | — | — | %s | — | — |" % (
+                    c.model, c.batch, t, "FAILED" if c.error else "—"))
                 continue
-            allocs = "n/a" if s["allocs_per_step"] is None else "%.0f" % s["allocs_per_step"]
-            ratio = "%.2f (%.2f–%.2f)" % (s["ratio"], s["ratio_min"], s["ratio_max"])
-            if s["others_cores"] >= BUSY:
-                ratio += " †"
-                flagged = True
-            if c.error:
-                ratio += " FAILED"
-            rows.append("| %s | %d | %d | %s | %s | %s | %s |" % (
-                c.model, c.batch, t, fmt_ms(s["pytorch_ms"]), fmt_ms(s["native_ms"]), ratio, allocs))
+            busy = s["others_cores"] >= BUSY
+            flagged = flagged or busy
+            cells = {}
+            for b in D500_BACKENDS:
+                k, rk = KEY[b], ratio_key(b)
+                if not s[k + "_rounds"]:
+                    cells[b] = ("—", "—")
+                    continue
+                ratio = "%.2f (%.2f–%.2f)" % (s[rk], s[rk + "_min"], s[rk + "_max"])
+                if busy:
+                    ratio += " †"
+                if s[k + "_loss_mismatches"]:
+                    ratio += " ≠"
+                    disagreed = True
+                if c.error or (b in c.dropped and not c.dropped[b]["unsupported"]):
+                    ratio += " FAILED"
+                cells[b] = (fmt_ms(s[k + "_ms"]), ratio)
+            allocs = "n/a" if s["native_allocs_per_step"] is None else "%.0f" % s["native_allocs_per_step"]
+            rows.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s |" % (
+                c.model, c.batch, t, fmt_ms(s["pytorch_ms"]), cells["native"][0], cells["onnxruntime"][0],
+                cells["native"][1], cells["onnxruntime"][1], allocs))
+
+    # Why a column shows "—": d500's own words, one line per backend and
+    # preset (a backend is left out of every thread count of the case).
+    notes = []
+    for c in cases:
+        for b in D500_BACKENDS:
+            d = c.dropped.get(b)
+            if d:
+                notes.append("- %s, %s: %s" % (c.model, LABEL[b], d["reason"].splitlines()[0]))
+        if c.error and not any(c.rounds.values()):
+            notes.append("- %s: FAILED: %s" % (c.model, c.error.splitlines()[0]))
 
     checks = []
     for c in cases:
-        recs = [r for t in threads_list for r in c.rounds.get(t, [])]
-        res = [r["loss_check"] for r in recs if r.get("loss_check")] + c.info.get("failed_checks", [])
-        if not res:
-            checks.append("| %s | — | — | — | — | %s |" % (c.model, "FAILED" if c.error else "not run"))
-            continue
-        worst = max(res, key=lambda r: r["rel"])
-        later = max((x for r in res for x in r["steps_2_3_rel"]), default=float("nan"))
-        checks.append("| %s | %.7f | %.7f | %.1e | %.1e | %s |" % (
-            c.model, worst["d500"], worst["pytorch"], worst["rel"], later,
-            "FAILED" if c.error else "ok (%d runs)" % len(res)))
+        for b in D500_BACKENDS:
+            recs = [r for t in threads_list for r in c.rounds.get(t, [])]
+            res = [r[check_key(b)] for r in recs if r.get(check_key(b))] + [
+                x for x in c.info.get("failed_checks", []) if x.get("backend", "native") == b]
+            if not res:
+                d = c.dropped.get(b)
+                why = ("unsupported" if d["unsupported"] else "FAILED") if d else "FAILED" if c.error else "not run"
+                checks.append("| %s | %s | — | — | — | — | %s |" % (c.model, LABEL[b], why))
+                continue
+            worst = max(res, key=lambda r: r["rel"])
+            later = max((x for r in res for x in r["steps_2_3_rel"]), default=float("nan"))
+            bad = sum(1 for r in res if not r["ok"])
+            if bad:
+                verdict = "DISAGREES (%d of %d runs)" % (bad, len(res))
+            elif c.error and b == "native":
+                verdict = "FAILED"
+            else:
+                verdict = "ok (%d runs)" % len(res)
+            checks.append("| %s | %s | %.7f | %.7f | %.1e | %.1e | %s |" % (
+                c.model, LABEL[b], worst["d500"], worst["pytorch"], worst["rel"], later, verdict))
 
     tc = env["torch"]
     steps = ", ".join("%s %d (warm-up %d)" % (c.model, c.steps, c.warmup) for c in cases)
     md = [
-        "# One training step: d500 native vs PyTorch",
+        "# One training step: d500 native and ONNX Runtime vs PyTorch",
         "",
         "Forward, softmax cross-entropy, backward and a momentum-SGD update (lr %g, momentum %g), "
-        "both frameworks from the same ONNX file and initial weights on the same %d recorded batches. "
-        "ms/step is the median step after the warm-up, then the median over rounds; ratio = native / PyTorch "
-        "per round (below 1: native faster), its median and (min–max) over the rounds." % (
-            LR, MOMENTUM, settings["batches"]),
+        "all three from the same ONNX file and initial weights on the same %d recorded batches: d500 train "
+        "--impl native on the native backend and on onnxruntime (ORT: transform/autodiff's training graph with "
+        "the update written as ONNX, one ONNX Runtime run per step), and PyTorch. "
+        "ms/step is the median step after the warm-up, then the median over rounds; a ratio is d500 / PyTorch "
+        "per round against that round's PyTorch run (below 1: d500 faster), its median and (min–max) over "
+        "the rounds." % (LR, MOMENTUM, settings["batches"]),
         "",
-        "| model | batch | threads | PyTorch ms/step | native ms/step | ratio median (min–max) | native allocs/step |",
-        "|---|---:|---:|---:|---:|---|---:|",
+        "| model | batch | threads | PyTorch ms/step | native ms/step | ORT ms/step "
+        "| native/PyTorch ratio median (min–max) | ORT/PyTorch ratio median (min–max) | native allocs/step |",
+        "|---|---:|---:|---:|---:|---:|---|---|---:|",
     ] + rows + ([
         "",
+        "Not measured (—), in d500's words:",
+        "",
+    ] + notes if notes else []) + ([
+        "",
         "† measured while other processes kept %.2g or more cores busy (median over its rounds): on 2 cores "
-        "that slows either framework, and PyTorch's OpenMP threads on 2 threads most, so the ratio says more "
+        "that slows every framework, and PyTorch's OpenMP threads on 2 threads most, so the ratio says more "
         "about the machine than about the frameworks; rerun on a quiet machine." % BUSY,
-    ] if flagged else []) + [
+    ] if flagged else []) + ([
         "",
-        "First-step loss, same weights and batch (tolerance: relative %.0e; steps 2–3: %.0e); the run "
-        "with the largest difference is shown:" % (settings["tolerance"], settings["later_tolerance"]),
+        "≠ the first-step (or step 2–3) loss of this backend disagreed with PyTorch's in some rounds (see "
+        "below): it did not train the same network, so its time is not a fair comparison.",
+    ] if disagreed else []) + [
         "",
-        "| model | d500 loss | PyTorch loss | rel. diff step 1 | rel. diff steps 2–3 | check |",
-        "|---|---:|---:|---:|---:|---|",
+        "First-step loss, same weights and batch, each d500 backend against PyTorch (tolerance: relative "
+        "%.0e; steps 2–3: %.0e); the run with the largest difference is shown:" % (
+            settings["tolerance"], settings["later_tolerance"]),
+        "",
+        "| model | backend | d500 loss | PyTorch loss | rel. diff step 1 | rel. diff steps 2–3 | check |",
+        "|---|---|---:|---:|---:|---:|---|",
     ] + checks + [
         "",
         "PyTorch %s (BLAS_INFO=%s, CPU capability %s, %s), BLAS: %s; libblas.so.3 alternative: %s. "
         "PyTorch threads: torch.set_num_threads(T) and openblas_set_num_threads(T) (the former does not "
-        "reach OpenBLAS). CPU: %s, %d cores. %s. %d round(s), d500 first in odd rounds; steps per run: %s. "
-        "d500: %s." % (
+        "reach OpenBLAS). CPU: %s, %d cores. %s. %d round(s), the order rotated each round (native, ORT, "
+        "PyTorch in round 1; ORT, PyTorch, native in round 2; ...); steps per run: %s. d500: %s." % (
             tc["version"], tc.get("blas_info", "?"), tc.get("cpu_capability", "?"), tc.get("onednn", "no oneDNN"),
             blas_name(env), env["blas_alternative"], env["cpu"], env["cores"], env["date"],
             settings["rounds_done"], steps, env["d500_version"].splitlines()[0] if env["d500_version"] else "?"),
     ]
     loads = [r[k]["others_cores"] for c in cases for t in threads_list for r in c.rounds.get(t, [])
-             for k in ("native_load", "pytorch_load") if r[k]["others_cores"] is not None]
+             for k in LOAD_KEYS if r.get(k) and r[k]["others_cores"] is not None]
     if loads:
         md += ["", "Other processes on the machine used a median %.2f cores (most %.2f) during the timed runs "
                    "(per run in bench-train.json: a round whose runs shared the cores shows in the spread)." % (
@@ -586,7 +742,8 @@ def write_reports(out, cases, threads_list, env, settings, status):
         for t in threads_list:
             doc["cases"].append(dict(
                 model=c.model, batch=c.batch, threads=t, steps=c.steps, warmup=c.warmup,
-                error=c.error, info=c.info, summary=summarize(c, t), rounds=c.rounds.get(t, [])))
+                error=c.error, dropped=c.dropped, loss_mismatch=c.mismatch, info=c.info,
+                summary=summarize(c, t), rounds=c.rounds.get(t, [])))
     tmp = os.path.join(out, "bench-train.json.tmp")
     with open(tmp, "w") as f:
         json.dump(clean_nan(doc), f, indent=1, allow_nan=False)
@@ -695,57 +852,91 @@ def main():
             except CaseFailed as e:
                 c.fail(str(e))
         for rnd in range(1, args.rounds + 1):
-            d500_first = rnd % 2 == 1
             for c in cases:
-                if c.error:
-                    continue
                 for t in threads_list:
+                    # A case stops when it fails, or when no d500 backend
+                    # is left to compare with PyTorch.
+                    if c.error or all(b in c.dropped for b in D500_BACKENDS):
+                        break
+                    order = c.order(rnd)
+                    waited = wait_quiet(args.quiet)
+                    res = {}
+                    for fw in order:
+                        try:
+                            if fw == "pytorch":
+                                res[fw] = run_torch(c, t, openblas)
+                            else:
+                                res[fw] = run_d500(c, d500, fw, t, runs, rnd)
+                        except CaseFailed as e:
+                            if fw == "pytorch":
+                                c.fail(str(e))
+                                break
+                            # The other backend and PyTorch still make a
+                            # comparison.
+                            c.drop(fw, e)
                     if c.error:
                         break
-                    waited = wait_quiet(args.quiet)
+                    ran = [b for b in D500_BACKENDS if b in res]
+                    if not ran:
+                        continue
+                    pt = res["pytorch"]
+                    checks = {}
                     try:
-                        if d500_first:
-                            nat = run_d500(c, d500, t, runs, rnd)
-                            pt = run_torch(c, t, openblas)
-                        else:
-                            pt = run_torch(c, t, openblas)
-                            nat = run_d500(c, d500, t, runs, rnd)
-                    except CaseFailed as e:
-                        c.fail(str(e))
-                        break
-                    try:
-                        check = check_losses(c, nat, pt, args.tolerance, args.later_tolerance)
+                        for b in ran:
+                            try:
+                                checks[b] = check_losses(b, res[b], pt, args.tolerance, args.later_tolerance)
+                            except LossMismatch as e:
+                                if b == "native":
+                                    raise
+                                # ONNX Runtime's time is kept, its row marked.
+                                checks[b] = e.result
+                                c.mismatch.setdefault(b, str(e))
+                                bar = "!" * 78
+                                print("\n%s\nLOSS MISMATCH %s on %s (batch %d, %d threads, round %d), its row is "
+                                      "marked: %s\n%s\n" % (bar, b, c.model, c.batch, t, rnd, e, bar),
+                                      file=sys.stderr, flush=True)
                     except LossMismatch as e:
                         c.info.setdefault("failed_checks", []).append(e.result)
                         c.fail(str(e))
                         break
-                    nat_ms, pt_ms = timed(nat, c.warmup), timed(pt, c.warmup)
-                    rec = {"round": rnd, "first": "d500" if d500_first else "pytorch",
-                           "native_ms": nat_ms, "pytorch_ms": pt_ms, "ratio": nat_ms / pt_ms,
-                           "native_allocs_per_step": nat["allocs_per_step"], "loss_check": check,
-                           "native_step_ms": nat["step_ms"], "pytorch_step_ms": pt["step_ms"],
-                           "native_losses": nat["losses"], "pytorch_losses": pt["losses"],
+                    pt_ms = timed(pt, c.warmup)
+                    rec = {"round": rnd, "order": order, "first": "d500" if order[0] != "pytorch" else "pytorch",
+                           "pytorch_ms": pt_ms, "pytorch_step_ms": pt["step_ms"], "pytorch_losses": pt["losses"],
                            "pytorch_threads": pt["torch_threads"], "openblas_threads": pt["openblas_threads"],
-                           "native_load": nat["load"], "pytorch_load": pt["load"], "quiet_wait_s": waited,
-                           "d500_csv": nat["csv"], "d500_json": nat["json"]}
+                           "pytorch_load": pt["load"], "quiet_wait_s": waited}
+                    for b in D500_BACKENDS:
+                        k, r = KEY[b], res.get(b)
+                        ms = timed(r, c.warmup) if r else None
+                        rec.update({
+                            k + "_ms": ms, ratio_key(b): ms / pt_ms if r else None, check_key(b): checks.get(b),
+                            k + "_allocs_per_step": r["allocs_per_step"] if r else None,
+                            k + "_step_ms": r["step_ms"] if r else None, k + "_losses": r["losses"] if r else None,
+                            k + "_load": r["load"] if r else None,
+                            ("d500" if b == "native" else k) + "_csv": r["csv"] if r else None,
+                            ("d500" if b == "native" else k) + "_json": r["json"] if r else None})
                     c.rounds.setdefault(t, []).append(rec)
                     # d500's own account of the machine (its kernels' CPU
                     # features, commit), once.
-                    env.setdefault("d500_environment", nat["environment"])
-                    busy = max(x["load"]["others_cores"] or 0 for x in (nat, pt))
-                    print("round %d/%d  %-9s b%-3d t%d: PyTorch %8s ms  native %8s ms  ratio %5.2f  "
-                          "loss step 1: d500 %.6f PyTorch %.6f (rel %.1e)%s" % (
-                              rnd, args.rounds, c.model, c.batch, t, fmt_ms(pt_ms), fmt_ms(nat_ms), nat_ms / pt_ms,
-                              check["d500"], check["pytorch"], check["rel"],
-                              "  [others busy: %.1f cores]" % busy if busy >= 0.2 else ""), flush=True)
+                    env.setdefault("d500_environment", res[ran[0]]["environment"])
+                    busy = max(x["load"]["others_cores"] or 0 for x in res.values())
+                    figs = "  ".join("%s %8s ms" % (LABEL[fw], fmt_ms(timed(res[fw], c.warmup))) for fw in order
+                                     if fw in res)
+                    ratios = "  ".join("%s/PyTorch %5.2f" % (LABEL[b], rec[ratio_key(b)]) for b in ran)
+                    losses = "  ".join("%s %.6f" % (LABEL[fw], res[fw]["losses"][0]) for fw in ran + ["pytorch"])
+                    worst = max(checks[b]["rel"] for b in ran)
+                    print("round %d/%d  %-9s b%-3d t%d: %s  %s  loss step 1: %s (rel %.1e)%s%s" % (
+                        rnd, args.rounds, c.model, c.batch, t, figs, ratios, losses, worst,
+                        "  LOSS MISMATCH" if any(not checks[b]["ok"] for b in ran) else "",
+                        "  [others busy: %.1f cores]" % busy if busy >= 0.2 else ""), flush=True)
             settings["rounds_done"] = rnd
             write_reports(out, cases, threads_list, clean_nan(env), settings, "")
     except KeyboardInterrupt:
         status = "interrupted after %d of %d rounds" % (settings["rounds_done"], args.rounds)
         print("\nbench-train: " + status, file=sys.stderr)
-    failed = [c for c in cases if c.error]
+    failed = [c for c in cases if c.failures()]
     if failed and not status:
-        status = "FAILED: " + "; ".join("%s: %s" % (c.model, c.error.splitlines()[0]) for c in failed)
+        status = "FAILED: " + "; ".join("%s: %s" % (c.model, "; ".join(f.splitlines()[0] for f in c.failures()))
+                                        for c in failed)
     write_reports(out, cases, threads_list, clean_nan(env), settings, status)
     print()
     with open(os.path.join(out, "bench-train.md")) as f:
