@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/deep500/deep500-go/backend"
@@ -96,6 +97,113 @@ func nativeNet(m *onnx.Model) (network.Network, error) {
 func checkGradients(t *testing.T, m *model, output string) *autodiff.Result {
 	t.Helper()
 	mm := m.build(output)
+	feeds := withTarget(t, m, mm, m.feeds, output)
+	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trainingGraph(t, mm, loss, feeds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range res.Model.Graph.Nodes {
+		if n.Domain != "" {
+			t.Fatalf("the training graph has %v of domain %q", n, n.Domain)
+		}
+	}
+	compareWithNative(t, res, mm, loss, feeds)
+	return res
+}
+
+// checkBatches is checkGradients with the batch dimension (dim 0 of every
+// graph input) left free: build makes the model at batch sizes 2 and 3
+// (the parameters of the first are kept), the model is probed with both
+// feed sets, and the one training graph's gradients are compared with the
+// native backend's own on both.
+func checkBatches(t *testing.T, opset int64, build func(m *model, batch int), output string) {
+	t.Helper()
+	m := newModel(t, opset)
+	build(m, 2)
+	m3 := newModel(t, opset)
+	m3.rng = m.rng
+	build(m3, 3)
+	mm := m.build(output)
+	for _, in := range mm.Graph.Inputs {
+		in.Type.Shape[0] = onnx.Dim{Size: -1, Param: "N"}
+	}
+	feeds := []map[string]onnx.Value{withTarget(t, m, mm, m.feeds, output), withTarget(t, m, mm, m3.feeds, output)}
+	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := trainingGraph(t, mm, loss, feeds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compareWithNative(t, res, mm, loss, feeds...)
+}
+
+// compareWithNative runs the training graph on each feed set and compares
+// its gradients with the native backend's backprop of mm. Both networks
+// are fresh for each feed set: a Dropout with a seed draws the same mask
+// in both.
+func compareWithNative(t *testing.T, res *autodiff.Result, mm *onnx.Model, loss string, feeds ...map[string]onnx.Value) {
+	t.Helper()
+	for k, fs := range feeds {
+		tn, err := nativeNet(res.Model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := nativeNet(mm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ref.InferenceAndBackprop(fs, loss); err != nil {
+			t.Fatal(err)
+		}
+		got, err := tn.Inference(fs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pg := range res.Grads {
+			want, err := network.FetchTensor(ref, network.GradName(pg.Param))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, ok := got[pg.Grad].(*onnx.Tensor)
+			if !ok {
+				t.Fatalf("%s: no gradient output", pg.Grad)
+			}
+			if err := closeTo(g, want, 1e-4); err != nil {
+				t.Errorf("feed set %d: gradient of %s: %v", k, pg.Param, err)
+			}
+		}
+		ref.Close()
+		tn.Close()
+	}
+}
+
+// expectFail checks that building the training graph of the model fails
+// with an error that mentions want.
+func expectFail(t *testing.T, m *model, output, want string) {
+	t.Helper()
+	mm := m.build(output)
+	feeds := withTarget(t, m, mm, m.feeds, output)
+	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = trainingGraph(t, mm, loss, feeds)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got error %v, want one that mentions %q", err, want)
+	}
+}
+
+// trainingGraph lowers and probes mm (with every feed set) and builds its
+// training graph for loss with respect to every floating-point input and
+// initializer.
+func trainingGraph(t *testing.T, mm *onnx.Model, loss string, feeds ...map[string]onnx.Value) (*autodiff.Result, error) {
+	t.Helper()
 	var wrt []string
 	for _, in := range mm.Graph.Inputs {
 		if in.Type.Elem.IsFloat() {
@@ -107,81 +215,40 @@ func checkGradients(t *testing.T, m *model, output string) *autodiff.Result {
 			wrt = append(wrt, in.Name)
 		}
 	}
-	// The target: the output's shape, from one inference.
+	low, err := autodiff.Lower(mm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := autodiff.Probe(nativeNet, low, feeds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return autodiff.Gradients(low, autodiff.Options{Loss: loss, WRT: wrt, Info: info})
+}
+
+// withTarget returns feeds plus a random "target" shaped like output.
+func withTarget(t *testing.T, m *model, mm *onnx.Model, feeds map[string]onnx.Value, output string) map[string]onnx.Value {
+	t.Helper()
 	net, err := nativeNet(mm)
 	if err != nil {
 		t.Fatal(err)
 	}
-	outs, err := net.Inference(m.feeds)
+	outs, err := net.Inference(feeds)
 	net.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
 	y := outs[output].(*onnx.Tensor)
-	feeds := map[string]onnx.Value{}
-	for k, v := range m.feeds {
-		feeds[k] = v
+	out := map[string]onnx.Value{}
+	for k, v := range feeds {
+		out[k] = v
 	}
 	target := onnx.NewTensor(y.Type, y.Shape...)
 	for i := range y.Len() {
 		setF(target, i, m.rng.NormFloat64())
 	}
-	feeds["target"] = target
-	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The native backend's own gradients.
-	ref, err := nativeNet(mm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ref.Close()
-	if _, err := ref.InferenceAndBackprop(feeds, loss); err != nil {
-		t.Fatal(err)
-	}
-
-	low, err := autodiff.Lower(mm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := autodiff.Probe(nativeNet, low, feeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := autodiff.Gradients(low, autodiff.Options{Loss: loss, WRT: wrt, Info: info})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range res.Model.Graph.Nodes {
-		if n.Domain != "" {
-			t.Fatalf("the training graph has %v of domain %q", n, n.Domain)
-		}
-	}
-	tn, err := nativeNet(res.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tn.Close()
-	got, err := tn.Inference(feeds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, pg := range res.Grads {
-		want, err := network.FetchTensor(ref, network.GradName(pg.Param))
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, ok := got[pg.Grad].(*onnx.Tensor)
-		if !ok {
-			t.Fatalf("%s: no gradient output", pg.Grad)
-		}
-		if err := closeTo(g, want, 1e-4); err != nil {
-			t.Errorf("gradient of %s: %v", pg.Param, err)
-		}
-	}
-	return res
+	out["target"] = target
+	return out
 }
 
 func setF(t *onnx.Tensor, i int, v float64) {

@@ -54,14 +54,14 @@ func TestArithmeticGradientsSameOperand(t *testing.T) {
 
 func TestArithmeticGradientsFreeBatch(t *testing.T) {
 	for _, op := range []string{"Add", "Sub", "Mul", "Div"} {
-		elemCheckBatches(t, 13, func(m *model, batch int) {
+		checkBatches(t, 13, func(m *model, batch int) {
 			m.input("a", m.randn(batch, 3, 1))
 			if batch == 2 {
 				m.param("b", elemAway(m.randn(3, 4), 0.5, 0))
 			}
 			m.node(op, []string{"a", "b"}, []string{"y"})
 		}, "y")
-		elemCheckBatches(t, 13, func(m *model, batch int) {
+		checkBatches(t, 13, func(m *model, batch int) {
 			m.input("a", elemAway(m.randn(batch, 1, 4), 0.5, 0))
 			m.input("b", elemAway(m.randn(batch, 3, 1), 0.5, 0))
 			m.node(op, []string{"a", "b"}, []string{"y"})
@@ -128,7 +128,7 @@ func TestPowGradients(t *testing.T) {
 		checkGradients(t, m, "y")
 	})
 	t.Run("free batch", func(t *testing.T) {
-		elemCheckBatches(t, 15, func(m *model, batch int) {
+		checkBatches(t, 15, func(m *model, batch int) {
 			m.input("a", elemUniform(m, 0.5, 2, batch, 1, 3))
 			if batch == 2 {
 				m.param("e", elemUniform(m, -1, 2, 4, 1))

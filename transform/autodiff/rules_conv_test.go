@@ -2,145 +2,14 @@ package autodiff_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
-	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
-	"github.com/deep500/deep500-go/transform/autodiff"
 )
 
 // nnCase builds one model of the neural-network rules' tests at a batch
 // size: inputs, parameters and the node(s) computing "y".
 type nnCase func(m *model, batch int)
-
-// nnTrainingGraph lowers and probes mm (with every feed set) and builds
-// its training graph for loss with respect to every floating-point input
-// and initializer.
-func nnTrainingGraph(t *testing.T, mm *onnx.Model, loss string, feeds ...map[string]onnx.Value) (*autodiff.Result, error) {
-	t.Helper()
-	var wrt []string
-	for _, in := range mm.Graph.Inputs {
-		if in.Type.Elem.IsFloat() {
-			wrt = append(wrt, in.Name)
-		}
-	}
-	for _, in := range mm.Graph.Initializers {
-		if in.Tensor.Type.IsFloat() {
-			wrt = append(wrt, in.Name)
-		}
-	}
-	low, err := autodiff.Lower(mm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := autodiff.Probe(nativeNet, low, feeds...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return autodiff.Gradients(low, autodiff.Options{Loss: loss, WRT: wrt, Info: info})
-}
-
-// nnWithTarget returns feeds plus a random "target" shaped like output.
-func nnWithTarget(t *testing.T, m *model, mm *onnx.Model, feeds map[string]onnx.Value, output string) map[string]onnx.Value {
-	t.Helper()
-	net, err := nativeNet(mm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	outs, err := net.Inference(feeds)
-	net.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	y := outs[output].(*onnx.Tensor)
-	out := map[string]onnx.Value{}
-	for k, v := range feeds {
-		out[k] = v
-	}
-	target := onnx.NewTensor(y.Type, y.Shape...)
-	for i := range y.Len() {
-		setF(target, i, m.rng.NormFloat64())
-	}
-	out["target"] = target
-	return out
-}
-
-// nnCheckBatches is checkGradients with the batch dimension left free:
-// the model is built at batch sizes 2 and 3 (the parameters of the
-// first), probed with both feed sets, and the training graph's gradients
-// are compared with the native backend's own on both.
-func nnCheckBatches(t *testing.T, opset int64, build nnCase, output string) {
-	t.Helper()
-	m := newModel(t, opset)
-	build(m, 2)
-	m3 := newModel(t, opset)
-	m3.rng = m.rng
-	build(m3, 3)
-	mm := m.build(output)
-	for _, in := range mm.Graph.Inputs {
-		in.Type.Shape[0] = onnx.Dim{Size: -1, Param: "N"}
-	}
-	feeds := []map[string]onnx.Value{nnWithTarget(t, m, mm, m.feeds, output), nnWithTarget(t, m, mm, m3.feeds, output)}
-	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := nnTrainingGraph(t, mm, loss, feeds...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, fs := range feeds {
-		// Fresh networks for each feed set: a Dropout with a seed draws
-		// the same mask in both.
-		tn, err := nativeNet(res.Model)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ref, err := nativeNet(mm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ref.InferenceAndBackprop(fs, loss); err != nil {
-			t.Fatal(err)
-		}
-		got, err := tn.Inference(fs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pg := range res.Grads {
-			want, err := network.FetchTensor(ref, network.GradName(pg.Param))
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, ok := got[pg.Grad].(*onnx.Tensor)
-			if !ok {
-				t.Fatalf("%s: no gradient output", pg.Grad)
-			}
-			if err := closeTo(g, want, 1e-4); err != nil {
-				t.Errorf("feed set %d: gradient of %s: %v", k, pg.Param, err)
-			}
-		}
-		ref.Close()
-		tn.Close()
-	}
-}
-
-// nnExpectUnsupported checks that building the training graph of the
-// model fails with an error that mentions want.
-func nnExpectUnsupported(t *testing.T, m *model, output, want string) {
-	t.Helper()
-	mm := m.build(output)
-	feeds := nnWithTarget(t, m, mm, m.feeds, output)
-	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = nnTrainingGraph(t, mm, loss, feeds)
-	if err == nil || !strings.Contains(err.Error(), want) {
-		t.Fatalf("got error %v, want one that mentions %q", err, want)
-	}
-}
 
 type nnConvCase struct {
 	name   string
@@ -193,7 +62,7 @@ func TestConvGradients(t *testing.T) {
 func TestConvGradientsFreeBatch(t *testing.T) {
 	for _, c := range []nnConvCase{nnConvCases[2], nnConvCases[8], nnConvCases[10]} {
 		t.Run(c.name, func(t *testing.T) {
-			nnCheckBatches(t, 17, func(m *model, batch int) {
+			checkBatches(t, 17, func(m *model, batch int) {
 				x := append([]int{batch}, c.x[1:]...)
 				m.input("x", m.randn(x...))
 				m.param("w", m.randn(c.w...))
@@ -254,7 +123,7 @@ func groupOf(attrs []*onnx.Attribute) int {
 
 func TestConvTransposeGradientsFreeBatch(t *testing.T) {
 	c := nnConvTransposeCases[4]
-	nnCheckBatches(t, 17, func(m *model, batch int) {
+	checkBatches(t, 17, func(m *model, batch int) {
 		m.input("x", m.randn(append([]int{batch}, c.x[1:]...)...))
 		m.param("w", m.randn(c.w...))
 		m.node("ConvTranspose", []string{"x", "w"}, []string{"y"}, c.attrs...)

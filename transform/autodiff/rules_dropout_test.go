@@ -115,12 +115,12 @@ func nnCheckDropoutMask(t *testing.T, build func(*onnx.Model) network.Network) {
 	m.constant("train", onnx.Scalar(true))
 	m.node("Dropout", []string{"x", "ratio", "train"}, []string{"y"})
 	mm := m.build("y")
-	feeds := nnWithTarget(t, m, mm, m.feeds, "y")
+	feeds := withTarget(t, m, mm, m.feeds, "y")
 	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, "y", "target")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := nnTrainingGraph(t, mm, loss, feeds)
+	res, err := trainingGraph(t, mm, loss, feeds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func nnCheckDropoutMask(t *testing.T, build func(*onnx.Model) network.Network) {
 }
 
 func TestDropoutGradientsFreeBatch(t *testing.T) {
-	nnCheckBatches(t, 13, func(m *model, batch int) {
+	checkBatches(t, 13, func(m *model, batch int) {
 		m.input("x", m.randn(batch, 6))
 		m.constant("ratio", onnx.Scalar(float32(0.3)))
 		m.constant("train", onnx.Scalar(true))

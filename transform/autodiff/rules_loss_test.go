@@ -146,7 +146,7 @@ func TestCrossEntropyGradientsFreeBatch(t *testing.T) {
 		}
 		c.shape = append([]int{2}, c.shape[1:]...)
 		t.Run(c.name(), func(t *testing.T) {
-			elemCheckBatches(t, c.opset, func(m *model, batch int) { c.build(m, batch) }, "y")
+			checkBatches(t, c.opset, func(m *model, batch int) { c.build(m, batch) }, "y")
 		})
 	}
 }

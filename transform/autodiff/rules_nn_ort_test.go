@@ -32,12 +32,12 @@ func nnOrtNet(t *testing.T, m *onnx.Model) network.Network {
 func nnCheckOrt(t *testing.T, m *model, output string) {
 	t.Helper()
 	mm := m.build(output)
-	feeds := nnWithTarget(t, m, mm, m.feeds, output)
+	feeds := withTarget(t, m, mm, m.feeds, output)
 	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := nnTrainingGraph(t, mm, loss, feeds)
+	res, err := trainingGraph(t, mm, loss, feeds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,12 +221,12 @@ func TestNNGradientsOnnxRuntimeFreeBatch(t *testing.T) {
 	for _, in := range mm.Graph.Inputs {
 		in.Type.Shape[0] = onnx.Dim{Size: -1, Param: "N"}
 	}
-	feeds := []map[string]onnx.Value{nnWithTarget(t, m, mm, m.feeds, "y"), nnWithTarget(t, m, mm, m3.feeds, "y")}
+	feeds := []map[string]onnx.Value{withTarget(t, m, mm, m.feeds, "y"), withTarget(t, m, mm, m3.feeds, "y")}
 	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, "y", "target")
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := nnTrainingGraph(t, mm, loss, feeds...)
+	res, err := trainingGraph(t, mm, loss, feeds...)
 	if err != nil {
 		t.Fatal(err)
 	}

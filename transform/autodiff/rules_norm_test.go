@@ -94,7 +94,7 @@ func TestBatchNormalizationStatisticsGradients(t *testing.T) {
 func TestBatchNormalizationGradientsFreeBatch(t *testing.T) {
 	for _, train := range []int64{0, 1} {
 		t.Run(fmt.Sprint(train), func(t *testing.T) {
-			nnCheckBatches(t, 15, func(m *model, batch int) {
+			checkBatches(t, 15, func(m *model, batch int) {
 				m.input("x", m.randn(batch, 3, 4, 5))
 				m.node("BatchNormalization", bnParams(m, 3), []string{"y"}, intAttr("training_mode", train))
 			}, "y")
@@ -116,7 +116,7 @@ func TestInstanceNormalizationGradients(t *testing.T) {
 		}
 	}
 	t.Run("free batch", func(t *testing.T) {
-		nnCheckBatches(t, 17, func(m *model, batch int) {
+		checkBatches(t, 17, func(m *model, batch int) {
 			m.input("x", m.randn(batch, 3, 4, 5))
 			m.param("scale", m.randn(3))
 			m.param("bias", m.randn(3))
@@ -173,7 +173,7 @@ func TestLayerNormalizationGradients(t *testing.T) {
 		checkGradients(t, m, "y")
 	})
 	t.Run("free batch", func(t *testing.T) {
-		nnCheckBatches(t, 17, func(m *model, batch int) {
+		checkBatches(t, 17, func(m *model, batch int) {
 			m.input("x", m.randn(batch, 3, 4))
 			m.param("scale", m.randn(4))
 			m.param("bias", m.randn(4))
@@ -203,7 +203,7 @@ func TestGroupNormalizationGradients(t *testing.T) {
 		}
 	}
 	t.Run("free batch", func(t *testing.T) {
-		nnCheckBatches(t, 21, func(m *model, batch int) {
+		checkBatches(t, 21, func(m *model, batch int) {
 			m.input("x", m.randn(batch, 6, 3, 4))
 			m.param("scale", m.randn(6))
 			m.param("bias", m.randn(6))
@@ -234,7 +234,7 @@ func TestLRNGradients(t *testing.T) {
 		}
 	}
 	t.Run("free batch", func(t *testing.T) {
-		nnCheckBatches(t, 13, func(m *model, batch int) {
+		checkBatches(t, 13, func(m *model, batch int) {
 			m.input("x", m.randn(batch, 5, 3, 3))
 			m.node("LRN", []string{"x"}, []string{"y"}, intAttr("size", 3), floatAttr("alpha", 0.5))
 		}, "y")
@@ -276,7 +276,7 @@ func TestMeanVarianceNormalizationGradients(t *testing.T) {
 		checkGradients(t, m, "y")
 	})
 	t.Run("free batch", func(t *testing.T) {
-		nnCheckBatches(t, 13, func(m *model, batch int) {
+		checkBatches(t, 13, func(m *model, batch int) {
 			m.input("x", m.randn(batch, 3, 4, 5))
 			m.node("MeanVarianceNormalization", []string{"x"}, []string{"y"})
 		}, "y")
@@ -308,7 +308,7 @@ func TestLpNormalizationGradients(t *testing.T) {
 		})
 	}
 	t.Run("free batch", func(t *testing.T) {
-		nnCheckBatches(t, 17, func(m *model, batch int) {
+		checkBatches(t, 17, func(m *model, batch int) {
 			m.input("x", m.randn(batch, 6))
 			m.node("LpNormalization", []string{"x"}, []string{"y"}, intAttr("axis", 1))
 		}, "y")

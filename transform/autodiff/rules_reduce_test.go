@@ -189,7 +189,7 @@ func TestReduceGradientsFreeBatch(t *testing.T) {
 	for _, r := range elemReduceOps {
 		for _, axes := range [][]int64{{0}, {0, 2}, {1}, nil} {
 			for _, opset := range []int64{11, r.opsets[len(r.opsets)-1]} {
-				elemCheckBatches(t, opset, func(m *model, batch int) {
+				checkBatches(t, opset, func(m *model, batch int) {
 					m.input("x", elemReduceInput(m, r.op, batch, 3, 4))
 					elemReduceNode(m, r.op, r.axesInput, axes, 0, 0)
 				}, "y")

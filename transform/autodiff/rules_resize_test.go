@@ -87,7 +87,7 @@ func TestResizeGradients(t *testing.T) {
 func TestResizeGradientsFreeBatch(t *testing.T) {
 	for _, opset := range []int64{11, 13} {
 		t.Run(fmt.Sprint("opset ", opset), func(t *testing.T) {
-			shapeCheckBatches(t, opset, func(m *model, n int) {
+			checkBatches(t, opset, func(m *model, n int) {
 				m.input("x", m.randn(n, 2, 3, 4))
 				m.param("roi", resizeF32())
 				m.param("scales", resizeF32(1, 1, 2, 1.5))

@@ -529,7 +529,7 @@ func TestSelectGradientsFreeBatch(t *testing.T) {
 			m.node("CumSum", []string{"x", "a"}, []string{"y"}, intAttr("reverse", 1))
 		}},
 	} {
-		t.Run(c.name, func(t *testing.T) { shapeCheckBatches(t, c.opset, c.build, "y") })
+		t.Run(c.name, func(t *testing.T) { checkBatches(t, c.opset, c.build, "y") })
 	}
 }
 
@@ -628,7 +628,7 @@ func TestScatterDuplicateGradients(t *testing.T) {
 	}
 	for _, opset := range []int64{11, 16} {
 		t.Run(fmt.Sprint("free batch opset ", opset), func(t *testing.T) {
-			shapeCheckBatches(t, opset, func(m *model, n int) {
+			checkBatches(t, opset, func(m *model, n int) {
 				m.input("x", m.randn(n, 4))
 				var idx []int64
 				for range n {
@@ -640,7 +640,7 @@ func TestScatterDuplicateGradients(t *testing.T) {
 			}, "y")
 		})
 		t.Run(fmt.Sprint("ScatterND free batch opset ", opset), func(t *testing.T) {
-			shapeCheckBatches(t, opset, func(m *model, n int) {
+			checkBatches(t, opset, func(m *model, n int) {
 				m.param("x", m.randn(3, 4))
 				var idx []int64
 				for range n {

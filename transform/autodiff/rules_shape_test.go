@@ -4,9 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
-	"github.com/deep500/deep500-go/transform/autodiff"
 )
 
 // shapeI64 is an int64 tensor of the given shape (none: 1-D).
@@ -152,104 +150,6 @@ func TestSpaceDepthGradients(t *testing.T) {
 	}
 }
 
-// shapeCheckBatches is checkGradients with the first dim of every graph
-// input free: build makes the model at batch sizes 2 and 3 (the
-// initializers of the first are used), the probe sees both, and the
-// training graph's gradients are compared with the native backend's on
-// both feed sets.
-func shapeCheckBatches(t *testing.T, opset int64, build func(m *model, n int), output string) {
-	t.Helper()
-	m2, m3 := newModel(t, opset), newModel(t, opset)
-	build(m2, 2)
-	build(m3, 3)
-	mm := m2.build(output)
-	for _, in := range mm.Graph.Inputs {
-		in.Type.Shape[0] = onnx.Dim{Size: -1, Param: "N"}
-	}
-	var feeds []map[string]onnx.Value
-	for _, fm := range []*model{m2, m3} {
-		net, err := nativeNet(mm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		outs, err := net.Inference(fm.feeds)
-		net.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		y := outs[output].(*onnx.Tensor)
-		fs := map[string]onnx.Value{}
-		for k, v := range fm.feeds {
-			fs[k] = v
-		}
-		target := onnx.NewTensor(y.Type, y.Shape...)
-		for i := range y.Len() {
-			setF(target, i, m2.rng.NormFloat64())
-		}
-		fs["target"] = target
-		feeds = append(feeds, fs)
-	}
-	loss, err := network.AppendLoss(mm, network.LossMeanSquaredError, output, "target")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wrt []string
-	for _, in := range mm.Graph.Inputs {
-		if in.Type.Elem.IsFloat() {
-			wrt = append(wrt, in.Name)
-		}
-	}
-	for _, in := range mm.Graph.Initializers {
-		if in.Tensor.Type.IsFloat() {
-			wrt = append(wrt, in.Name)
-		}
-	}
-	low, err := autodiff.Lower(mm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := autodiff.Probe(nativeNet, low, feeds...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := autodiff.Gradients(low, autodiff.Options{Loss: loss, WRT: wrt, Info: info})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tn, err := nativeNet(res.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tn.Close()
-	for k, fs := range feeds {
-		ref, err := nativeNet(mm)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := ref.InferenceAndBackprop(fs, loss); err != nil {
-			t.Fatal(err)
-		}
-		got, err := tn.Inference(fs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, pg := range res.Grads {
-			want, err := network.FetchTensor(ref, network.GradName(pg.Param))
-			if err != nil {
-				t.Fatal(err)
-			}
-			g, ok := got[pg.Grad].(*onnx.Tensor)
-			if !ok {
-				t.Fatalf("%s: no gradient output", pg.Grad)
-			}
-			if err := closeTo(g, want, 1e-4); err != nil {
-				t.Errorf("batch %d: gradient of %s: %v", k+2, pg.Param, err)
-			}
-		}
-		ref.Close()
-	}
-}
-
 func TestShapeGradientsFreeBatch(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -286,6 +186,6 @@ func TestShapeGradientsFreeBatch(t *testing.T) {
 			m.node("SpaceToDepth", []string{"x"}, []string{"y"}, intAttr("blocksize", 2))
 		}},
 	} {
-		t.Run(c.name, func(t *testing.T) { shapeCheckBatches(t, c.opset, c.build, "y") })
+		t.Run(c.name, func(t *testing.T) { checkBatches(t, c.opset, c.build, "y") })
 	}
 }

@@ -56,7 +56,7 @@ func TestSoftmaxGradientsFreeBatch(t *testing.T) {
 		for _, c := range []struct {
 			opset, axis int64
 		}{{11, 1}, {11, 0}, {13, -1}, {13, 0}} {
-			elemCheckBatches(t, c.opset, func(m *model, batch int) {
+			checkBatches(t, c.opset, func(m *model, batch int) {
 				m.input("x", m.randn(batch, 3, 4))
 				m.node(op, []string{"x"}, []string{"y"}, intAttr("axis", c.axis))
 			}, "y")

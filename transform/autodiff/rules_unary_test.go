@@ -132,7 +132,7 @@ func TestUnaryGradientsFreeBatch(t *testing.T) {
 			if c.op != op {
 				continue
 			}
-			elemCheckBatches(t, c.opsets[len(c.opsets)-1], func(m *model, batch int) {
+			checkBatches(t, c.opsets[len(c.opsets)-1], func(m *model, batch int) {
 				m.input("x", c.input(m, batch, 3))
 				m.node(c.op, []string{"x"}, []string{"y"}, c.attrs...)
 			}, "y")
@@ -221,7 +221,7 @@ func TestClipGradients(t *testing.T) {
 		checkGradients(t, m, "y")
 	})
 	t.Run("free batch", func(t *testing.T) {
-		elemCheckBatches(t, 12, func(m *model, batch int) {
+		checkBatches(t, 12, func(m *model, batch int) {
 			m.input("x", elemAway(m.randn(batch, 4), 0.05, float64(lo), float64(hi)))
 			if batch == 2 {
 				m.param("lo", onnx.Scalar(lo))

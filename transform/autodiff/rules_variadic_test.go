@@ -30,7 +30,7 @@ func TestPReluGradients(t *testing.T) {
 		}
 	}
 	t.Run("free batch", func(t *testing.T) {
-		elemCheckBatches(t, 16, func(m *model, batch int) {
+		checkBatches(t, 16, func(m *model, batch int) {
 			m.input("x", elemAway(m.randn(batch, 3, 4), 0.05, 0))
 			if batch == 2 {
 				m.param("slope", m.randn(3, 1))
@@ -107,7 +107,7 @@ func TestMaxMinGradientsTies(t *testing.T) {
 
 func TestVariadicGradientsFreeBatch(t *testing.T) {
 	for _, op := range []string{"Max", "Min", "Sum", "Mean"} {
-		elemCheckBatches(t, 13, func(m *model, batch int) {
+		checkBatches(t, 13, func(m *model, batch int) {
 			m.input("a", m.randn(batch, 3, 4))
 			m.input("b", m.randn(batch, 1, 4))
 			if batch == 2 {
