@@ -64,7 +64,7 @@ func BatchNormTraining(m *onnx.Model) ([]RunningStat, error) {
 			n.Outputs = append(n.Outputs, out)
 			stats = append(stats, RunningStat{Param: stat, Updated: out})
 			t := g.Initializer(stat)
-			g.Outputs = append(g.Outputs, &onnx.ValueInfo{Name: out, Type: lossTensorTypeOf(t)})
+			g.Outputs = append(g.Outputs, &onnx.ValueInfo{Name: out, Type: onnx.TensorTypeOf(t)})
 		}
 		if err := typeNode(n, "batch-norm training mode"); err != nil {
 			return nil, err

@@ -96,7 +96,7 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 	outType := g.TypeOf(output)
 	if outType == nil {
 		if t := g.Initializer(output); t != nil {
-			outType = lossTensorTypeOf(t)
+			outType = onnx.TensorTypeOf(t)
 		}
 	}
 	if outType != nil && outType.Kind != onnx.TensorKind {
@@ -146,8 +146,8 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 	raise := int64(0)
 	if node.Domain == "" {
 		if cur, ok := m.Opsets[""]; !ok || cur < lossMinOpset {
-			if err := lossCheckOpsetRaise(g, cur, lossMinOpset); err != nil {
-				return "", err
+			if err := CheckOpsetRaise(g, cur, lossMinOpset); err != nil {
+				return "", fmt.Errorf("append loss: softmax-xent needs ai.onnx opset %d, but the model imports opset %d and %w", lossMinOpset, cur, err)
 			}
 			raise = lossMinOpset
 		}
@@ -165,7 +165,7 @@ func AppendLoss(m *onnx.Model, kind LossKind, output, labels string) (lossName s
 
 	if raise > 0 {
 		m.Opsets[""] = raise
-		lossSetOpset(g, raise)
+		SetOpset(g, raise)
 	}
 	if node.Domain == LossDomain && m.Opsets[LossDomain] < LossOpsetVersion {
 		m.Opsets[LossDomain] = LossOpsetVersion
@@ -186,14 +186,6 @@ func typeNode(n *onnx.Node, context string) error {
 		return fmt.Errorf("%s: %w", context, err)
 	}
 	return nil
-}
-
-func lossTensorTypeOf(t *onnx.Tensor) *onnx.TypeInfo {
-	ti := &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: t.Type, HasShape: true}
-	for _, d := range t.Shape {
-		ti.Shape = append(ti.Shape, onnx.Dim{Size: int64(d)})
-	}
-	return ti
 }
 
 // lossDefined reports whether name is a value the main graph defines.
@@ -256,64 +248,6 @@ func lossUsedNames(g *onnx.Graph) map[string]bool {
 	walk(g)
 	delete(used, "")
 	return used
-}
-
-// lossVisitNodes calls f for every node of g and of its nested graphs.
-func lossVisitNodes(g *onnx.Graph, f func(*onnx.Node) error) error {
-	for _, n := range g.Nodes {
-		if err := f(n); err != nil {
-			return err
-		}
-		for _, a := range n.Attributes {
-			if a.Graph != nil {
-				if err := lossVisitNodes(a.Graph, f); err != nil {
-					return err
-				}
-			}
-			for _, sg := range a.Graphs {
-				if err := lossVisitNodes(sg, f); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// lossCheckOpsetRaise reports an error unless every ai.onnx node resolves
-// to the same schema version at opset to as at from (0: not imported,
-// which resolves as 1).
-func lossCheckOpsetRaise(g *onnx.Graph, from, to int64) error {
-	if from == 0 {
-		from = 1
-	}
-	return lossVisitNodes(g, func(n *onnx.Node) error {
-		if n.Domain != "" {
-			return nil
-		}
-		if _, isCall := n.Op.(*onnx.FunctionCall); isCall {
-			return nil
-		}
-		was, _, okWas := onnx.LookupOperator("", n.OpType, from)
-		now, _, okNow := onnx.LookupOperator("", n.OpType, to)
-		if okWas != okNow || was != now {
-			return fmt.Errorf("append loss: softmax-xent needs ai.onnx opset %d, but the model imports opset %d and node %v would change its schema version from %d to %d there",
-				to, from, n, was, now)
-		}
-		return nil
-	})
-}
-
-// lossSetOpset records the raised ai.onnx opset in the nodes of g.
-func lossSetOpset(g *onnx.Graph, opset int64) {
-	_ = lossVisitNodes(g, func(n *onnx.Node) error {
-		if n.Domain == "" {
-			if _, isCall := n.Op.(*onnx.FunctionCall); !isCall {
-				n.Opset = opset
-			}
-		}
-		return nil
-	})
 }
 
 // LossValue reads the value of the loss named name from a run's outputs:

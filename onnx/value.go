@@ -187,6 +187,16 @@ type Dim struct {
 	Param string
 }
 
+// TensorTypeOf is the type of a tensor value: its element type and its
+// fixed shape.
+func TensorTypeOf(t *Tensor) *TypeInfo {
+	ti := &TypeInfo{Kind: TensorKind, Elem: t.Type, HasShape: true, Shape: make([]Dim, len(t.Shape))}
+	for i, d := range t.Shape {
+		ti.Shape[i] = Dim{Size: int64(d)}
+	}
+	return ti
+}
+
 // String formats the type as ONNX's type strings do: "tensor(float)",
 // "seq(tensor(int64))", "map(string, float)", "optional(...)".
 func (t *TypeInfo) String() string {

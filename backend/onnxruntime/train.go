@@ -81,7 +81,7 @@ func (n *net) trainerFor(loss string, feeds map[string]onnx.Value) (*trainer, er
 	if tr, ok := n.trainers[key]; ok {
 		return tr, nil
 	}
-	if !slices.Contains(n.outputs, loss) && !n.known[loss] {
+	if !n.known[loss] {
 		return nil, fmt.Errorf("onnxruntime: loss %q is not a value of the graph", loss)
 	}
 	wrt := n.trainable(feeds)
@@ -177,21 +177,13 @@ func paramsAsInputs(m *onnx.Model, params []string) *onnx.Model {
 			continue
 		}
 		if !declared[in.Name] {
-			g.Inputs = append(g.Inputs, &onnx.ValueInfo{Name: in.Name, Type: tensorTypeOf(in.Tensor)})
+			g.Inputs = append(g.Inputs, &onnx.ValueInfo{Name: in.Name, Type: onnx.TensorTypeOf(in.Tensor)})
 		}
 	}
 	// Nodes keep pointing at the original graph; only the lists differ,
 	// which is all the session graph is built from.
 	c.Graph = &g
 	return &c
-}
-
-func tensorTypeOf(t *onnx.Tensor) *onnx.TypeInfo {
-	ti := &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: t.Type, HasShape: true}
-	for _, d := range t.Shape {
-		ti.Shape = append(ti.Shape, onnx.Dim{Size: int64(d)})
-	}
-	return ti
 }
 
 // InferenceAndBackprop runs the training graph: the outputs, and the

@@ -74,9 +74,10 @@ func (o *graphOptimizer) Step(batch map[string]onnx.Value) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	probe := o.hp
-	probe.LR = o.built.LR
-	if probe != o.built {
+	// The learning rate is an input; any other change rebuilds.
+	fixed := o.hp
+	fixed.LR = o.built.LR
+	if fixed != o.built {
 		o.closeSessions()
 		o.built = o.hp
 	}

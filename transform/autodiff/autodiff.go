@@ -196,19 +196,7 @@ func Gradients(m *onnx.Model, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("autodiff: the gradient's name %q is taken by a value of the graph", name)
 		}
 		b.used[name] = true
-		out := b.op("Identity", []string{gv})
-		if b.err != nil {
-			return nil, fmt.Errorf("autodiff: %w", b.err)
-		}
-		// Rename the Identity's output to the gradient's name.
-		last := g.Nodes[len(g.Nodes)-1]
-		last.Outputs[0] = name
-		if err := onnx.TypeNode(last); err != nil {
-			return nil, fmt.Errorf("autodiff: %w", err)
-		}
-		_ = out
-		inf := info[w]
-		g.Outputs = append(g.Outputs, &onnx.ValueInfo{Name: name, Type: typeInfo(inf)})
+		b.graphOutput(gv, name, info[w])
 		res.Grads = append(res.Grads, network.ParamGrad{Param: w, Grad: name})
 	}
 	if b.err != nil {

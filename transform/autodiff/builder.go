@@ -103,17 +103,26 @@ func (b *builder) emit(opType string, ins []string, nOut int, attrs ...*onnx.Att
 	if b.err != nil {
 		return outs
 	}
-	for _, in := range ins {
-		if in == "" {
-			continue
-		}
-		if !b.used[in] {
-			b.fail("internal: %s reads %q, which nothing defines", opType, in)
-			return outs
-		}
-	}
 	for i := range outs {
 		outs[i] = b.fresh("grad/" + opType)
+	}
+	if !b.emitNamed(opType, ins, outs, attrs...) {
+		return make([]string, nOut)
+	}
+	return outs
+}
+
+// emitNamed appends a node of the ai.onnx domain writing the outputs
+// outs, names the caller has reserved; it reports whether it did.
+func (b *builder) emitNamed(opType string, ins, outs []string, attrs ...*onnx.Attribute) bool {
+	if b.err != nil {
+		return false
+	}
+	for _, in := range ins {
+		if in != "" && !b.used[in] {
+			b.fail("internal: %s reads %q, which nothing defines", opType, in)
+			return false
+		}
 	}
 	n := &onnx.Node{
 		Name:       b.fresh("grad/" + opType + "_node"),
@@ -126,14 +135,32 @@ func (b *builder) emit(opType string, ins []string, nOut int, attrs ...*onnx.Att
 	}
 	if _, _, ok := onnx.LookupOperator("", opType, b.opset); !ok {
 		b.fail("the gradient needs %s, which ai.onnx opset %d does not define (the model could not be moved to a later opset without changing the meaning of its nodes)", opType, b.opset)
-		return make([]string, nOut)
+		return false
 	}
 	if err := onnx.TypeNode(n); err != nil {
 		b.fail("internal: emit %s at opset %d: %w", opType, b.opset, err)
-		return make([]string, nOut)
+		return false
 	}
 	b.g.Nodes = append(b.g.Nodes, n)
-	return outs
+	return true
+}
+
+// claim reserves base as a value name, or base_1, base_2, ... when taken.
+func (b *builder) claim(base string) string {
+	name := base
+	for i := 1; b.used[name]; i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	b.used[name] = true
+	return name
+}
+
+// graphOutput makes v a graph output under name (reserved by the
+// caller), declared with inf's type and shape.
+func (b *builder) graphOutput(v, name string, inf Info) {
+	if b.emitNamed("Identity", []string{v}, []string{name}) {
+		b.g.Outputs = append(b.g.Outputs, &onnx.ValueInfo{Name: name, Type: typeInfo(inf)})
+	}
 }
 
 // op emits a node with one output and returns its name.

@@ -139,46 +139,12 @@ func raiseOpset(m *onnx.Model, max int64) int64 {
 	if cur >= max || len(m.Functions) > 0 {
 		return cur
 	}
-	var nodes []*onnx.Node
-	var walk func(g *onnx.Graph)
-	walk = func(g *onnx.Graph) {
-		for _, n := range g.Nodes {
-			if onnx.CanonicalDomain(n.Domain) == "" {
-				nodes = append(nodes, n)
-			}
-			for _, a := range n.Attributes {
-				if a.Graph != nil {
-					walk(a.Graph)
-				}
-				for _, sg := range a.Graphs {
-					walk(sg)
-				}
-			}
-		}
-	}
-	walk(m.Graph)
 	for t := max; t > cur; t-- {
-		ok := true
-		for _, n := range nodes {
-			s0, _, ok0 := onnx.LookupOperator("", n.OpType, n.Opset)
-			s1, _, ok1 := onnx.LookupOperator("", n.OpType, t)
-			if !ok0 || !ok1 || s0 != s1 {
-				ok = false
-				break
-			}
+		if network.CheckOpsetRaise(m.Graph, cur, t) == nil {
+			network.SetOpset(m.Graph, t)
+			m.Opsets[""] = t
+			return t
 		}
-		if !ok {
-			continue
-		}
-		for _, n := range nodes {
-			n.Opset = t
-			if err := onnx.TypeNode(n); err != nil {
-				// Unreachable: the same schema version typed it before.
-				return cur
-			}
-		}
-		m.Opsets[""] = t
-		return t
 	}
 	return cur
 }

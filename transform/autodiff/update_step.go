@@ -77,31 +77,15 @@ func AppendUpdate(res *Result, name string, hp optimizer.Hyperparams) (*UpdateSt
 	b := newBuilder(g, res.Opset, info)
 	st := &UpdateStep{Model: c}
 	input := func(base string, dt onnx.DataType, shape []int64) string {
-		name := base
-		for i := 1; b.used[name]; i++ {
-			name = fmt.Sprintf("%s_%d", base, i)
-		}
-		b.used[name] = true
+		name := b.claim(base)
 		inf := Info{Type: dt, Shape: shape}
 		b.info[name] = inf
 		g.Inputs = append(g.Inputs, &onnx.ValueInfo{Name: name, Type: typeInfo(inf)})
 		return name
 	}
 	output := func(v, base string, inf Info) string {
-		name := base
-		for i := 1; b.used[name]; i++ {
-			name = fmt.Sprintf("%s_%d", base, i)
-		}
-		b.used[name] = true
-		b.emit("Identity", []string{v}, 1)
-		if b.err == nil {
-			last := g.Nodes[len(g.Nodes)-1]
-			last.Outputs[0] = name
-			if err := onnx.TypeNode(last); err != nil {
-				b.fail("%w", err)
-			}
-			g.Outputs = append(g.Outputs, &onnx.ValueInfo{Name: name, Type: typeInfo(inf)})
-		}
+		name := b.claim(base)
+		b.graphOutput(v, name, inf)
 		return name
 	}
 	st.LR = input("optimizer.lr", onnx.Float, []int64{})
@@ -234,23 +218,13 @@ func AppendUpdate(res *Result, name string, hp optimizer.Hyperparams) (*UpdateSt
 // current values: the file runs as it is for the first step, and an
 // engine feeds the outputs back for the next.
 func (st *UpdateStep) WithDefaults(lr float64) *onnx.Model {
-	c := *st.Model
-	g := *st.Model.Graph
-	g.Initializers = append([]*onnx.Initializer(nil), st.Model.Graph.Initializers...)
-	g.Inputs = append([]*onnx.ValueInfo(nil), st.Model.Graph.Inputs...)
-	c.Graph = &g
-	declared := map[string]bool{}
-	for _, in := range g.Inputs {
-		declared[in.Name] = true
+	params := make([]string, len(st.Next))
+	for i, pg := range st.Next {
+		params[i] = pg.Param
 	}
-	for _, pg := range st.Next {
-		if declared[pg.Param] {
-			continue
-		}
-		if t := g.Initializer(pg.Param); t != nil {
-			g.Inputs = append(g.Inputs, &onnx.ValueInfo{Name: pg.Param, Type: typeInfo(tensorInfo(t))})
-		}
-	}
+	c := DeclareParams(st.Model, params)
+	g := c.Graph
+	g.Initializers = append([]*onnx.Initializer(nil), g.Initializers...)
 	add := func(name string, t *onnx.Tensor) {
 		g.Initializers = append(g.Initializers, &onnx.Initializer{Name: name, Tensor: t})
 	}
@@ -266,6 +240,28 @@ func (st *UpdateStep) WithDefaults(lr float64) *onnx.Model {
 		}
 		add(s.Input, t)
 	}
+	return c
+}
+
+// DeclareParams returns a copy of m (sharing its nodes) whose named
+// initializers are also graph inputs, the initializers their defaults an
+// engine may override: how a training graph takes the parameters an
+// engine updates. Names already declared as inputs are left alone.
+func DeclareParams(m *onnx.Model, params []string) *onnx.Model {
+	c := *m
+	g := *m.Graph
+	g.Inputs = append([]*onnx.ValueInfo(nil), m.Graph.Inputs...)
+	declared := map[string]bool{}
+	for _, in := range g.Inputs {
+		declared[in.Name] = true
+	}
+	for _, p := range params {
+		if t := g.Initializer(p); t != nil && !declared[p] {
+			g.Inputs = append(g.Inputs, &onnx.ValueInfo{Name: p, Type: onnx.TensorTypeOf(t)})
+			declared[p] = true
+		}
+	}
+	c.Graph = &g
 	return &c
 }
 
