@@ -15,7 +15,7 @@ import (
 	"github.com/deep500/deep500-go/transform/autodiff"
 )
 
-const exportTrainingSynopsis = "--model M.onnx|PRESET --loss softmax-xent|mse|l1|bce-logits [--optimizer NAME [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F]] [--batch N] [--batchnorm batch|frozen] [--seed N] [--init he|pytorch] -o train.onnx"
+const exportTrainingSynopsis = "--model M.onnx|PRESET --loss softmax-xent|mse|l1|bce-logits [--optimizer NAME [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F]] [--batch N] [--memory-limit SIZE] [--batchnorm batch|frozen] [--seed N] [--init he|pytorch] -o train.onnx"
 
 // cmdExportTraining writes a model's training graph: the model with a
 // loss on its first output and the gradients of every parameter (and,
@@ -28,6 +28,7 @@ func cmdExportTraining(args []string, stdout, stderr io.Writer) int {
 	optName := fs.String("optimizer", "", "also write the update of this optimizer ("+strings.Join(autodiff.UpdateOptimizers(), " ")+"): the graph then outputs each parameter's next value and the optimizer's next state")
 	hpFlags := addHyperparamFlags(fs)
 	batch := fs.Int("batch", 64, "the batch size the graph is measured with; the batch dimension stays free when the model's input declares it symbolic")
+	memLimit := memoryLimitFlag(fs)
 	batchNorm := fs.String("batchnorm", "batch", "BatchNormalization in the training graph: batch (batch statistics; the updated running ones are outputs) or frozen")
 	seed := fs.Uint64("seed", 1, "seed of a preset's parameters")
 	initName := addInitFlag(fs)
@@ -83,7 +84,7 @@ func cmdExportTraining(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	ex, err := exportTraining(m, kind, *batchNorm == "batch", *batch, *optName, hp)
+	ex, err := exportTraining(m, kind, *batchNorm == "batch", *batch, memLimit.bytes, *optName, hp)
 	if err != nil {
 		return fail(err)
 	}
@@ -115,7 +116,7 @@ type exported struct {
 // of its trainable parameters, and optionally an optimizer's update. The
 // shapes are measured on the native backend with zero batches of batch
 // and batch+1 samples, so that a symbolic batch dimension stays free.
-func exportTraining(m *onnx.Model, kind network.LossKind, batchStats bool, batch int, optName string, hp optimizer.Hyperparams) (*exported, error) {
+func exportTraining(m *onnx.Model, kind network.LossKind, batchStats bool, batch int, memLimit int64, optName string, hp optimizer.Hyperparams) (*exported, error) {
 	if len(m.Graph.Inputs) == 0 || len(m.Graph.Outputs) == 0 {
 		return nil, fmt.Errorf("the model has no input or no output")
 	}
@@ -142,19 +143,15 @@ func exportTraining(m *onnx.Model, kind network.LossKind, batchStats bool, batch
 	if len(wrt) == 0 {
 		return nil, fmt.Errorf("the model has no floating-point parameter to train")
 	}
-	var feedsA, feedsB map[string]onnx.Value
-	var feedNames []string
-	for _, size := range []int{batch, batch + 1} {
-		feeds, err := zeroFeeds(low.Graph, size)
-		if err != nil {
-			return nil, err
-		}
-		if feedsA == nil {
-			feedsA = feeds
-		} else {
-			feedsB = feeds
-		}
+	feedsA, err := zeroFeeds(low.Graph, batch, memLimit)
+	if err != nil {
+		return nil, err
 	}
+	feedsB, err := zeroFeeds(low.Graph, batch+1, memLimit)
+	if err != nil {
+		return nil, err
+	}
+	var feedNames []string
 	for _, in := range low.Graph.Inputs {
 		if _, ok := feedsA[in.Name]; ok {
 			feedNames = append(feedNames, in.Name)
@@ -180,33 +177,17 @@ func exportTraining(m *onnx.Model, kind network.LossKind, batchStats bool, batch
 		ex.update = st
 		ex.model = st.WithDefaults(hp.LR)
 	} else {
-		ex.model = declareParams(res.Model, wrt)
+		ex.model = autodiff.DeclareParams(res.Model, wrt)
 	}
 	return ex, nil
 }
 
-// declareParams returns a copy of m whose parameters are also graph
-// inputs, their initializers the defaults an engine may override.
-func declareParams(m *onnx.Model, params []string) *onnx.Model {
-	c := *m
-	g := *m.Graph
-	g.Inputs = slices.Clone(m.Graph.Inputs)
-	for _, p := range params {
-		t := g.Initializer(p)
-		ti := &onnx.TypeInfo{Kind: onnx.TensorKind, Elem: t.Type, HasShape: true}
-		for _, d := range t.Shape {
-			ti.Shape = append(ti.Shape, onnx.Dim{Size: int64(d)})
-		}
-		g.Inputs = append(g.Inputs, &onnx.ValueInfo{Name: p, Type: ti})
-	}
-	c.Graph = &g
-	return &c
-}
-
 // zeroFeeds makes a zero tensor for every graph input without an
-// initializer, its symbolic dims set to batch.
-func zeroFeeds(g *onnx.Graph, batch int) (map[string]onnx.Value, error) {
+// initializer, its symbolic dims set to batch; inputs that would not fit
+// memLimit (0: no limit) are an error naming them, as run's random inputs.
+func zeroFeeds(g *onnx.Graph, batch int, memLimit int64) (map[string]onnx.Value, error) {
 	feeds := map[string]onnx.Value{}
+	budget := &inputBudget{limit: memLimit}
 	for _, in := range g.Inputs {
 		if g.Initializer(in.Name) != nil {
 			continue
@@ -222,6 +203,9 @@ func zeroFeeds(g *onnx.Graph, batch int) (map[string]onnx.Value, error) {
 			} else {
 				shape[i] = int(d.Size)
 			}
+		}
+		if err := budget.take(in.Name, t.Elem, shape); err != nil {
+			return nil, err
 		}
 		feeds[in.Name] = onnx.NewTensor(t.Elem, shape...)
 	}

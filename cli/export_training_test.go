@@ -35,7 +35,7 @@ func TestExportedGraphEqualsNativeBackprop(t *testing.T) {
 				return m
 			}
 			hp, _ := optimizer.Defaults("adam")
-			ex, err := exportTraining(load(), c.loss, true, 8, c.opt, hp)
+			ex, err := exportTraining(load(), c.loss, true, 8, 0, c.opt, hp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func TestExportedGraphEqualsNativeBackprop(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer ref.Close()
-			feeds, err := zeroFeeds(m.Graph, 5)
+			feeds, err := zeroFeeds(m.Graph, 5, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,13 +10,13 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 )
 
-// nnOrtNet builds an ONNX Runtime network of m, skipping the test when
-// the library is not installed.
+// nnOrtNet builds an ONNX Runtime network of m. A missing library fails
+// the test, as in backend/onnxruntime's: make setup installs it.
 func nnOrtNet(t *testing.T, m *onnx.Model) network.Network {
 	t.Helper()
 	opts := backend.Options{Threads: 1}
 	if _, err := os.Stat(onnxruntime.LibraryPath(opts)); err != nil {
-		t.Skipf("no ONNX Runtime library: %v", err)
+		t.Fatalf("no ONNX Runtime library (make onnxruntime installs it): %v", err)
 	}
 	net, err := backend.New("onnxruntime", m, opts)
 	if err != nil {
