@@ -85,7 +85,7 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 			results = append(results, r)
 			printResult(stdout, r.Result, *f.verbose, func() string {
 				return fmt.Sprintf("(%s, %d tensors, %d elements, %d at kinks, %d at jumps left out, max rel error %.3g, %.3fs)",
-					r.PrecisionName(), r.Tensors, r.Elements, r.Kinks, r.Jumps, r.MaxRelError, r.Seconds)
+					r.PrecisionNote(), r.Tensors, r.Elements, r.Kinks, r.Jumps, r.MaxRelError, r.Seconds)
 			})
 		},
 	}
@@ -104,10 +104,13 @@ func cmdGradcheck(args []string, stdout, stderr io.Writer) int {
 // gradcheckClosingNote prints the precisions the checked cases ran in and
 // the worst relative errors, before the summary line.
 func gradcheckClosingNote(w io.Writer, results []metrics.GradResult) {
-	var f64, f32, elements int
+	var f64, f32, coarse, elements int
 	for _, r := range results {
 		if r.Status == metrics.Skipped {
 			continue
+		}
+		if r.Float32Kernel {
+			coarse++
 		}
 		switch r.PrecisionName() {
 		case "float64":
@@ -121,11 +124,14 @@ func gradcheckClosingNote(w io.Writer, results []metrics.GradResult) {
 		return
 	}
 	fmt.Fprintf(w, "checked %d cases (%d in float64, %d in float32), %d elements\n", f64+f32, f64, f32, elements)
+	if coarse > 0 {
+		fmt.Fprintf(w, "%d of the float32 cases are float64 models the backend computes in float32 precision\n", coarse)
+	}
 	worst := metrics.WorstGradResults(results, 5)
 	if len(worst) > 0 {
 		fmt.Fprintln(w, "worst relative errors:")
 		for _, r := range worst {
-			fmt.Fprintf(w, "  %.3g  %s  %s (%s)\n", r.MaxRelError, r.Name, r.Worst, r.PrecisionName())
+			fmt.Fprintf(w, "  %.3g  %s  %s (%s)\n", r.MaxRelError, r.Name, r.Worst, r.PrecisionNote())
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
@@ -61,7 +62,9 @@ import (
 // tolerance need only cover the rounding of backprop itself. Without a
 // float64 forward, the differences are float32's, with a larger step. An
 // output still computed in float32 in the converted model makes the check
-// float32's. Outputs that the producing operator's schema marks
+// float32's, and so does a backend that answers a float64 model in float32
+// precision (its moved outputs are all float32 numbers: see
+// float32Kernel). Outputs that the producing operator's schema marks
 // non-differentiable (BatchNormalization's running statistics) are not
 // part of L.
 //
@@ -185,6 +188,9 @@ type GradResult struct {
 	// NonFinite counts the output elements left out of L because they are
 	// not finite at the test inputs.
 	NonFinite int
+	// Float32Kernel says the model is float64 but the backend computed it
+	// in float32 precision: it was checked with float32's tolerances.
+	Float32Kernel bool
 	// Worst names the element of the largest relative error, as
 	// "input X[3]" or "param W[0]".
 	Worst string
@@ -568,6 +574,23 @@ func (gc *gradCase) check(m *onnx.Model, feeds map[string]onnx.Value, prec onnx.
 	if k := gradFirstDifferent(ev.y0, again); k >= 0 {
 		return Skipped, fmt.Sprintf("the outputs are not deterministic (two inferences on the same inputs give different values of %q): random operators cannot be checked by differences", terms[k].output), nil
 	}
+	if prec == onnx.Double && ev.prec == onnx.Double {
+		coarse, err := ev.float32Kernel(sources, gc.tolerance(onnx.Double).Step)
+		if err != nil {
+			return Failed, err.Error(), nil
+		}
+		if coarse {
+			// The backend answers this float64 model in float32
+			// precision: its differences carry float32's rounding, so
+			// both they and backprop take float32's step and tolerance.
+			ev.coarse = true
+			ev.prec, ev.eps = onnx.Float, max(ev.eps, gradEpsilon(onnx.Float))
+			prec = onnx.Float
+			tol = gc.tolerance(prec)
+			gc.res.Precision = prec
+			gc.res.Float32Kernel = true
+		}
+	}
 	gc.res.Differences = ev.prec
 	tolEv := gc.tolerance(ev.prec)
 	l0, _, _ := ev.delta(ev.y0, nil)
@@ -787,6 +810,15 @@ func (r GradResult) PrecisionName() string {
 	return precName(r.Precision)
 }
 
+// PrecisionNote is PrecisionName, with "float32 (a float64 model the
+// backend computes in float32)" for a Float32Kernel case.
+func (r GradResult) PrecisionNote() string {
+	if r.Float32Kernel {
+		return "float32: a float64 model the backend computes in float32"
+	}
+	return r.PrecisionName()
+}
+
 // gradRel is |a − n| / max(|a|, |n|, floor).
 func gradRel(a, n, floor float64) float64 {
 	return math.Abs(a-n) / math.Max(floor, math.Max(math.Abs(a), math.Abs(n)))
@@ -972,6 +1004,82 @@ func (ev *gradEval) central(s gradSource, work *onnx.Tensor, i int, x, h float64
 		d.scale = max(d.scale, sr, sl)
 	}
 	return d, nil
+}
+
+// float32Kernel tells whether the network answers its float64 model in
+// float32 precision (ONNX Runtime's Shrink on double does). The first few
+// elements of each source are moved, one at a time, by a step that a
+// float32 cannot hold (x + 1e-6·max(1, |x|)). A float64 kernel moves its
+// outputs to values that are not float32 numbers, save by a chance of
+// about 2⁻²⁹ per element; a float32 kernel moves them to float32 numbers
+// of many significant bits. One moved output that is not a float32 number
+// settles it as float64; otherwise it is float32 when a moved output is a
+// float32 number of more than 12 significant bits. Outputs that do not
+// move, or move to round numbers (a step function such as Floor jumping
+// from 2 to 3), say nothing either way. Every source is restored.
+func (ev *gradEval) float32Kernel(sources []gradSource, step float64) (bool, error) {
+	const probes = 8 // elements tried per source
+	coarse := false
+	for si, s := range sources {
+		base := ev.base[si]
+		work := base.Clone()
+		if !s.param {
+			ev.feeds[s.name] = work
+		}
+		verdict, err := ev.probePrecision(s, work, probes, step)
+		if s.param {
+			if ferr := ev.net.Feed(s.name, base); ferr != nil && err == nil {
+				err = fmt.Errorf("restore %s: %w", s.label(), ferr)
+			}
+		} else {
+			ev.feeds[s.name] = base
+		}
+		switch {
+		case err != nil:
+			return false, err
+		case verdict < 0:
+			return false, nil
+		case verdict > 0:
+			coarse = true
+		}
+	}
+	return coarse, nil
+}
+
+// probePrecision moves the first n elements of s (held in work) by the
+// relative step, one at a time, and returns -1 when an output moved to a
+// value that is not a float32 number, 1 when none did and one moved to a
+// float32 number of more than 12 significant bits, else 0.
+func (ev *gradEval) probePrecision(s gradSource, work *onnx.Tensor, n int, step float64) (int, error) {
+	verdict := 0
+	for i := range min(n, work.Len()) {
+		x := gradGet(work, i)
+		if !gradFinite(x) {
+			continue
+		}
+		ys, err := ev.perturbed(s, work, i, x+step*math.Max(1, math.Abs(x)))
+		gradSet(work, i, x)
+		if fe := (*gradFeedError)(nil); errors.As(err, &fe) {
+			return 0, fmt.Errorf("perturb %s[%d]: %w", s.label(), i, err)
+		}
+		if err != nil {
+			continue // outside the function's domain
+		}
+		for k := range ys {
+			for j, y := range ys[k] {
+				if y == ev.y0[k][j] || !gradFinite(y) {
+					continue
+				}
+				if float64(float32(y)) != y {
+					return -1, nil
+				}
+				if mant := math.Float64bits(y) & (1<<52 - 1); 52-bits.TrailingZeros64(mant) > 12 {
+					verdict = 1
+				}
+			}
+		}
+	}
+	return verdict, nil
 }
 
 // gradFeedError is a Feed the check needed that the backend refused.

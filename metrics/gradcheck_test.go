@@ -219,6 +219,7 @@ type wrapNet struct {
 	scaleGrads float64 // multiplies fetched gradients when not 0
 	scaleOnly  string  // the one gradient scaleGrads multiplies ("": all)
 	noisy      bool    // Inference adds a growing offset to every output
+	rounds     bool    // Inference rounds double outputs to float32 numbers
 	noBackprop bool
 	calls      int
 }
@@ -244,6 +245,15 @@ func (w *wrapNet) Fetch(names ...string) ([]onnx.Value, error) {
 
 func (w *wrapNet) Inference(feeds map[string]onnx.Value) (map[string]onnx.Value, error) {
 	out, err := w.Network.Inference(feeds)
+	if err == nil && w.rounds {
+		for _, v := range out {
+			if t, ok := v.(*onnx.Tensor); ok {
+				for j, x := range t.Float64s() {
+					t.Float64s()[j] = float64(float32(x))
+				}
+			}
+		}
+	}
 	if err != nil || !w.noisy {
 		return out, err
 	}
@@ -345,6 +355,42 @@ func TestGradCheckFloat32CatchesOnePercent(t *testing.T) {
 				}
 				if scale != 1 && (r.MaxRelError <= metrics.GradToleranceFloat32.RelTol || r.MaxRelError > 0.02) {
 					t.Errorf("%s: max rel error %g", what, r.MaxRelError)
+				}
+			}
+		}
+	}
+}
+
+// A backend that answers float64 models in float32 precision (as ONNX
+// Runtime's Shrink does) is recognised: the case is checked with float32's
+// step and tolerances, which pass the true gradients and fail one 1% off.
+// A float64 kernel is never taken for one.
+func TestGradCheckRecognisesFloat32Kernels(t *testing.T) {
+	for _, c := range []struct{ name, grad string }{
+		{"test_conv_with_strides_padding", "W"},
+		{"test_gemm_default_matrix_bias", "a"},
+		{"test_softmax_axis_1", "x"},
+		{"test_batchnorm_example", "s"},
+		{"test_maxpool_2d_default", "x"},
+		{"test_shrink_hard", "x"},
+	} {
+		for _, rounds := range []bool{false, true} {
+			for _, scale := range []float64{1, 1.01} {
+				name := registerWrap(t, false, func(w *wrapNet) { w.rounds, w.scaleGrads, w.scaleOnly = rounds, scale, c.grad })
+				r := gradOne(t, filepath.Join(nodeSuite, c.name), metrics.GradConfig{Backend: name})
+				what := fmt.Sprintf("%s, d%s scaled by %g, outputs rounded to float32 %v", c.name, c.grad, scale, rounds)
+				want := "float64"
+				if rounds {
+					want = "float32"
+				}
+				if r.Float32Kernel != rounds || r.PrecisionName() != want || precName(r.Differences) != want {
+					t.Errorf("%s: float32 kernel %v, checked in %s against %v differences", what, r.Float32Kernel, r.PrecisionName(), r.Differences)
+				}
+				switch {
+				case scale == 1 && r.Status != metrics.Passed:
+					t.Errorf("%s: %s %q", what, r.Status, r.Reason)
+				case scale != 1 && (r.Status != metrics.Failed || !strings.Contains(r.Reason, "dL/d"+c.grad+"[")):
+					t.Errorf("%s: %s %q, want a failure naming d%s", what, r.Status, r.Reason, c.grad)
 				}
 			}
 		}
