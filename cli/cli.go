@@ -47,6 +47,7 @@ var commands = []command{
 	{"model", "write a model preset (mlp, lenet, resnet8, ...) as an ONNX file", cmdModel},
 	{"ops", "list every ONNX operator version and which backends support it", cmdOps},
 	{"plot", "draw training CSVs: samples/time vs test accuracy and loss, PNG and SVG", cmdPlot},
+	{"recipe", "run an experiment recipe N times: time to accuracy with its interval, acceptance criteria (exit 1 when one is missed)", cmdRecipe},
 	{"report", "write one self-contained HTML page from the JSON and CSV results of any runs", cmdReport},
 	{"run", "run a model on given inputs, write its outputs, or time it (--bench)", cmdRun},
 	{"train", "train a model (ONNX file or preset) on a dataset, with reference or native optimizers", cmdTrain},

@@ -28,7 +28,12 @@ func (f *optionalFloat) String() string {
 // Type names the value in the help.
 func (f *optionalFloat) Type() string { return "F" }
 
+// Set reads a number; "" (the flag's default value) unsets it.
 func (f *optionalFloat) Set(s string) error {
+	if s == "" {
+		*f = optionalFloat{}
+		return nil
+	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return fmt.Errorf("%q is not a number", s)

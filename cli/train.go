@@ -20,10 +20,11 @@ import (
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/optimizer"
 	"github.com/deep500/deep500-go/runner"
+	"github.com/deep500/deep500-go/runner/checkpoint"
 	"github.com/deep500/deep500-go/tickers"
 )
 
-const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--json FILE] [--plot DIR] [--save-model OUT.onnx] [--memory-limit SIZE] [--distributed SCHEME [--np N]]"
+const trainSynopsis = "--model M.onnx|PRESET --dataset SPEC [--backend B] [--loss softmax-xent|mse] [--optimizer NAME] [--lr F] [--momentum F] [--beta1 F] [--beta2 F] [--eps F] [--alpha F] [--weight-decay F] [--batch N] [--epochs N | --steps N] [--no-shuffle] [--seed N] [--init he|pytorch] [--batchnorm batch|frozen] [--lr-schedule SPEC] [--test-every N] [--time-limit D] [--target-accuracy F] [--csv FILE] [--json FILE] [--plot DIR] [--save-model OUT.onnx] [--checkpoint-dir DIR [--checkpoint-every N]] [--resume DIR] [--write-recipe FILE] [--mllog FILE] [--memory-limit SIZE] [--distributed SCHEME [--np N]]"
 
 // trainingSetup is a model with a loss appended, built on a backend, and
 // the names a training step feeds and reads.
@@ -181,9 +182,24 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	testEvery := fs.Int("test-every", 0, "evaluate on the test set after every `N` steps (0: after each epoch; default: about 8 times over a run shorter than 4 epochs, else after each epoch)")
 	timeLimit := fs.Duration("time-limit", 0, "stop gracefully after the first step or evaluation past this wall time (e.g. 10m; 0: no limit)")
 	targetAcc := fs.Float64("target-accuracy", 0, "stop gracefully once an evaluation reaches this test accuracy (a fraction; 0: never)")
+	ckpt := addCheckpointFlags(fs) // train_checkpoint.go
+	writeRecipe := fs.String("write-recipe", "", "write the run as a recipe (`FILE`.json) for d500 recipe run: its choices, and --target-accuracy as the acceptance target")
+	mllogPath := fs.String("mllog", "", "write MLPerf-style :::MLLOG lines (run_start, epoch_start, eval_accuracy, run_stop) to `FILE`")
 	rest, code := parseArgs(fs, args)
 	if code >= 0 {
 		return code
+	}
+	// A resumed run takes its checkpoint's arguments first.
+	var resumeFrom *checkpoint.Checkpoint
+	if *ckpt.resume != "" {
+		cp, err := checkpoint.Latest(*ckpt.resume)
+		if err != nil {
+			return usageError(fs, stderr, "--resume: %v", err)
+		}
+		if err := applyCheckpointArgs(fs, cp); err != nil {
+			return usageError(fs, stderr, "--resume: %v", err)
+		}
+		resumeFrom = cp
 	}
 	switch {
 	case len(rest) > 0:
@@ -199,7 +215,8 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	case given(fs, "epochs") && *epochs == 0, given(fs, "steps") && *steps == 0:
 		return usageError(fs, stderr, "--epochs and --steps must be positive when given (leave both out for one epoch)")
 	}
-	if *epochs == 0 && *steps == 0 {
+	epochsDefaulted := *epochs == 0 && *steps == 0
+	if epochsDefaulted {
 		*epochs = 1
 	}
 	kind, err := network.ParseLossKind(*lossName)
@@ -228,6 +245,9 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	case !slices.Contains(batchNormModes, *batchNorm):
 		return usageError(fs, stderr, "--batchnorm must be batch or frozen, got %q", *batchNorm)
 	}
+	if err := ckpt.check(); err != nil {
+		return usageError(fs, stderr, "%v", err)
+	}
 	hp, err := hpFlags.resolve(*optName)
 	if err != nil {
 		return usageError(fs, stderr, "%v", err)
@@ -242,11 +262,19 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if err := dist.check(*impl); err != nil {
 		return usageError(fs, stderr, "%v", err)
 	}
-	if code := checkOutputs(fs, stderr, fileOut("csv", *csvPath), fileOut("json", *jsonPath), fileOut("save-model", *saveModel), dirOut("plot", *plotDir), dirOut("nan-dir", *nanDir)); code >= 0 {
+	if code := checkOutputs(fs, stderr, fileOut("csv", *csvPath), fileOut("json", *jsonPath), fileOut("save-model", *saveModel), dirOut("plot", *plotDir), dirOut("nan-dir", *nanDir),
+		fileOut("write-recipe", *writeRecipe), fileOut("mllog", *mllogPath)); code >= 0 {
 		return code
 	}
 	if dist.relaunch() {
 		return dist.launch(args, stdout, stderr)
+	}
+	if *writeRecipe != "" && dist.isRoot() {
+		if err := writeRunRecipe(fs, *writeRecipe, epochsDefaulted); err != nil {
+			fmt.Fprintf(stderr, "d500 train: %v\n", err)
+			return exitFail
+		}
+		fmt.Fprintf(stdout, "recipe written to %s\n", *writeRecipe)
 	}
 	fail := func(err error) int {
 		dist.abort(err) // ends every rank of a distributed run
@@ -327,7 +355,17 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(err)
 		}
 		defer f.Close()
-		csvT = dist.newCSV(f)
+		// A resumed run's CSV starts with the rows of the run so far.
+		var prior []byte
+		if resumeFrom != nil {
+			if prior = resumeFrom.CSV; prior == nil {
+				fmt.Fprintf(stderr, "d500 train: checkpoint %s holds no CSV (its run wrote none): %s starts at step %d\n",
+					resumeFrom.Dir, *csvPath, resumeFrom.Meta.State.Steps)
+			}
+		}
+		if csvT, err = dist.newCSV(f, prior); err != nil {
+			return fail(fmt.Errorf("--resume: %s: %w", *csvPath, err))
+		}
 		listeners = append(listeners, csvT)
 	}
 	// The NaN abort comes first, so no other ticker sees the step after it.
@@ -337,10 +375,26 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	}
 	listeners = append([]runner.Listener{nanAbort}, listeners...)
 	if *timeLimit > 0 {
-		listeners = append(listeners, tickers.TimeAbort{Limit: *timeLimit})
+		abort := tickers.TimeAbort{Limit: *timeLimit}
+		if resumeFrom != nil {
+			abort.From = resumeFrom.Meta.State.Seconds // the limit is this process's
+		}
+		listeners = append(listeners, abort)
 	}
+	var tta *tickers.TimeToAccuracy
 	if *targetAcc > 0 {
-		listeners = append(listeners, tickers.AccuracyAbort{Target: *targetAcc})
+		tta = &tickers.TimeToAccuracy{Target: *targetAcc}
+		listeners = append(listeners, tta, tickers.AccuracyAbort{Target: *targetAcc})
+	}
+	var mllog *tickers.MLLog
+	if *mllogPath != "" && dist.isRoot() {
+		f, err := os.Create(*mllogPath)
+		if err != nil {
+			return fail(err)
+		}
+		defer f.Close()
+		mllog = &tickers.MLLog{W: f, Target: *targetAcc}
+		listeners = append(listeners, mllog)
 	}
 	var opt optimizer.Optimizer = optimizer.NewDriver(net, loss, rule, hp.ClipNorm)
 	hyper := rule.(optimizer.Tunable).Hyperparameters()
@@ -354,12 +408,35 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 	if opt, err = dist.wrap(opt, net, loss, rule); err != nil {
 		return fail(err)
 	}
+	var ckptr *checkpointer
+	if *ckpt.dir != "" && dist.isRoot() {
+		// An optimizer whose state cannot be saved is found now, not
+		// after the run.
+		if _, err := optimizer.StateOf(opt); err != nil {
+			return fail(fmt.Errorf("--checkpoint-dir: %w", err))
+		}
+		ckptr = &checkpointer{dir: *ckpt.dir, every: *ckpt.every, keep: *ckpt.keep, args: runArgs(fs), net: net, source: source,
+			opt: opt, optName: *optName, impl: *impl, backend: *backendName, csvPath: *csvPath, stdout: stdout, written: -1}
+	}
+	var resumeState *runner.State
+	if resumeFrom != nil {
+		if err := restoreCheckpoint(resumeFrom, net, opt, *optName, *impl, *backendName); err != nil {
+			return fail(err)
+		}
+		resumeState = &resumeFrom.Meta.State
+		fmt.Fprintf(stdout, "resuming from %s at step %d (epoch %d, batch %d)\n", resumeFrom.Dir, resumeState.Steps, resumeState.Epoch+1, resumeState.Batch)
+	}
 	if !given(fs, "test-every") {
 		*testEvery = defaultTestEvery(total, tr.BatchesPerEpoch())
 	}
-	r, err := runner.New(runner.Config{Net: net, Optimizer: opt,
+	cfg := runner.Config{Net: net, Optimizer: opt,
 		Hyper: hyper, Input: input, Labels: labels, Output: output, Loss: loss,
-		RunningStats: setup.stats, Eval: setup.eval, Schedule: schedule, Train: tr, Test: te, Epochs: *epochs, Steps: *steps, TestEvery: *testEvery, Listeners: listeners})
+		RunningStats: setup.stats, Eval: setup.eval, Schedule: schedule, Train: tr, Test: te, Epochs: *epochs, Steps: *steps,
+		TestEvery: *testEvery, Listeners: listeners, Resume: resumeState}
+	if ckptr != nil {
+		cfg.Checkpoint = ckptr.hook
+	}
+	r, err := runner.New(cfg)
 	if err != nil {
 		return fail(err)
 	}
@@ -402,12 +479,23 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		status = failed(runErr)
 	}
 	interrupted := errors.Is(runErr, errInterrupted)
+	// The final checkpoint: also of a run interrupted or stopped by a
+	// limit, not of one that failed (a NaN loss leaves nothing worth
+	// resuming; the periodic checkpoints before it stay).
+	if ckptr != nil && (runErr == nil || interrupted) {
+		if err := ckptr.write(r.State()); err != nil {
+			status = failed(err)
+		}
+	}
 	if *saveModel != "" && (runErr == nil || interrupted) {
 		if err := saveTrained(net, source, *saveModel); err != nil {
 			status = failed(err)
 		} else {
 			fmt.Fprintf(stdout, "trained model written to %s\n", *saveModel)
 		}
+	}
+	if mllog != nil && mllog.Err() != nil {
+		status = failed(fmt.Errorf("%s: %w", *mllogPath, mllog.Err()))
 	}
 	if *csvPath != "" && (csvT == nil || csvT.Err() == nil) {
 		fmt.Fprintf(stdout, "per-step figures written to %s\n", *csvPath)
@@ -425,6 +513,12 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			Interrupted: interrupted, CSV: *csvPath, Plots: *plotDir, SavedModel: *saveModel}
 		rep.Distributed, rep.Ranks = dist.ranks()
 		setTrainResult(&rep, res)
+		if tta != nil {
+			rep.TargetAccuracy = tta.Target
+			if tta.Reached {
+				rep.Target = &metrics.TargetReached{Epoch: tta.Epoch, Steps: tta.Steps, Samples: tta.Samples, Seconds: tta.Seconds, TestAccuracy: tta.TestAccuracy}
+			}
+		}
 		if ms, allocs, ok := cost.Medians(); ok {
 			rep.StepMillis, rep.AllocsPerStep = &ms, &allocs
 		}
@@ -461,23 +555,9 @@ func lossKindList() string {
 // saveTrained writes the model as given (without the loss) with the
 // network's current parameters as its initializers.
 func saveTrained(net network.Network, source modelSource, out string) error {
-	m, err := source.load()
+	m, err := trainedModel(net, source)
 	if err != nil {
-		return err
-	}
-	params := map[string]bool{}
-	for _, p := range net.Params() {
-		params[p] = true
-	}
-	for _, in := range m.Graph.Initializers {
-		if !params[in.Name] {
-			continue
-		}
-		t, err := network.FetchTensor(net, in.Name)
-		if err != nil {
-			return fmt.Errorf("save model: parameter %q: %w", in.Name, err)
-		}
-		in.Tensor = t.Clone()
+		return fmt.Errorf("save model: %w", err)
 	}
 	return onnx.Save(m, out)
 }

@@ -196,11 +196,20 @@ func (d *distTrain) wrap(opt optimizer.Optimizer, net network.Network, loss stri
 }
 
 // newCSV is the CSV ticker: with the layer-2 columns in a distributed run.
-func (d *distTrain) newCSV(w io.Writer) *tickers.CSV {
-	if d.comm == nil {
-		return tickers.NewCSV(w)
+// prior, when not nil, is the CSV of the run so far (a resumed run's),
+// written first in place of the header.
+func (d *distTrain) newCSV(w io.Writer, prior []byte) (*tickers.CSV, error) {
+	var extra tickers.Columns
+	if d.comm != nil {
+		extra = distColumns{d}
 	}
-	return tickers.NewCSVColumns(w, distColumns{d})
+	if prior != nil {
+		return tickers.ContinueCSV(w, prior, extra)
+	}
+	if extra == nil {
+		return tickers.NewCSV(w), nil
+	}
+	return tickers.NewCSVColumns(w, extra), nil
 }
 
 // distColumns are the layer-2 figures of each step on rank 0: the number

@@ -72,6 +72,30 @@ func Schemes() []string { return []string{"pssgd", "asgd", "dsgd", "mavg", "dpsg
 //
 // New broadcasts rank 0's parameters to every rank first, so all start
 // equal; it is a collective call. Parameters must be float32.
+//
+// Every scheme is an optimizer.Stateful: its State is this rank's rule's
+// state (optimizer.StateOf(rule)) plus the scheme's own counters (mavg's
+// "mavg.steps"), and SetState gives each its part. Whether one rank's
+// state, with that rank's parameters, resumes the whole job exactly
+// depends on the scheme:
+//
+//	dsgd, allreduce  yes: every rank applies the rule to the same averaged
+//	                 gradient at the same parameters, so every rank's rule
+//	                 holds the same state, bit for bit
+//	pssgd            yes: only rank 0 applies the rule (workers' rules stay
+//	                 empty and unused while there are two ranks or more), and
+//	                 every rank receives rank 0's parameters each step;
+//	                 rank 0's state restored on every rank resumes the job
+//	asgd             no: the rule's state is rank 0's alone, as for pssgd,
+//	                 but each worker holds the parameters of its last
+//	                 exchange, which differ from rank 0's
+//	mavg             no: each rank's rule state (momentum, moments) stays
+//	                 local and differs, and between averagings so do the
+//	                 parameters; mavg.steps is the same on every rank
+//	dpsgd            no: each rank's parameters and rule state are its own
+//
+// (Consistent reports the first group.) An exact resume of asgd, mavg or
+// dpsgd needs every rank's own parameters and State.
 func New(scheme string, comm *Comm, net network.Network, loss string, rule optimizer.UpdateRuleOptimizer, opts Options) (Optimizer, error) {
 	if comm == nil || net == nil || rule == nil {
 		return nil, fmt.Errorf("distributed %s: the communicator, the network and the optimizer are required", scheme)
@@ -133,6 +157,23 @@ type base struct {
 	stats     []*onnx.Tensor
 	statsFlat []float32
 }
+
+// State implements optimizer.Stateful with the rule's state; see New for
+// which schemes' states agree across ranks.
+func (b *base) State() (map[string]*onnx.Tensor, error) { return optimizer.StateOf(b.rule) }
+
+// SetState implements optimizer.Stateful with the rule's SetState.
+func (b *base) SetState(s map[string]*onnx.Tensor) error { return optimizer.SetStateOf(b.rule, s) }
+
+// Every scheme is Stateful, through base (mavg adds its count).
+var (
+	_ optimizer.Stateful = (*paramServer)(nil)
+	_ optimizer.Stateful = (*asyncParamServer)(nil)
+	_ optimizer.Stateful = (*decentralized)(nil)
+	_ optimizer.Stateful = (*modelAveraging)(nil)
+	_ optimizer.Stateful = (*neighbours)(nil)
+	_ optimizer.Stateful = (*fusedAllReduce)(nil)
+)
 
 func (b *base) Scheme() string   { return b.scheme }
 func (b *base) LastStep() Stats  { return b.last }

@@ -1,6 +1,8 @@
 package distributed
 
 import (
+	"fmt"
+
 	"github.com/deep500/deep500-go/onnx"
 )
 
@@ -166,6 +168,50 @@ func (a *asyncParamServer) Step(batch map[string]onnx.Value) (float64, error) {
 type modelAveraging struct {
 	*base
 	every, steps int
+}
+
+// mavgSteps names the count of local steps in mavg's state: the next
+// averaging is due when it reaches a multiple of the period.
+const mavgSteps = "mavg.steps"
+
+// State implements optimizer.Stateful: the rule's state and mavgSteps.
+func (m *modelAveraging) State() (map[string]*onnx.Tensor, error) {
+	s, err := m.base.State()
+	if err != nil {
+		return nil, err
+	}
+	if _, clash := s[mavgSteps]; clash {
+		return nil, fmt.Errorf("distributed mavg: the rule's state has a tensor named %q, as mavg's own", mavgSteps)
+	}
+	s[mavgSteps] = onnx.Scalar(int64(m.steps))
+	return s, nil
+}
+
+// SetState implements optimizer.Stateful; the count is set only when the
+// rule has taken the rest, so an error leaves both as they were.
+func (m *modelAveraging) SetState(s map[string]*onnx.Tensor) error {
+	t, ok := s[mavgSteps]
+	if !ok {
+		return fmt.Errorf("distributed mavg state: tensor %q is missing", mavgSteps)
+	}
+	if t == nil || t.Check() != nil || t.Type != onnx.Int64 || len(t.Shape) != 0 {
+		return fmt.Errorf("distributed mavg state: tensor %q is not an int64 scalar", mavgSteps)
+	}
+	n := t.Int64s()[0]
+	if n < 0 || int64(int(n)) != n {
+		return fmt.Errorf("distributed mavg state: tensor %q holds the count %d", mavgSteps, n)
+	}
+	rest := make(map[string]*onnx.Tensor, len(s)-1)
+	for k, v := range s {
+		if k != mavgSteps {
+			rest[k] = v
+		}
+	}
+	if err := m.base.SetState(rest); err != nil {
+		return err
+	}
+	m.steps = int(n)
+	return nil
 }
 
 func (m *modelAveraging) Step(batch map[string]onnx.Value) (float64, error) {

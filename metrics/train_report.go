@@ -48,6 +48,12 @@ type TrainReport struct {
 	StepMillis    *float64 `json:"step_ms"`
 	AllocsPerStep *float64 `json:"allocs_per_step"`
 
+	// TargetAccuracy is --target-accuracy (0: none), and Target the first
+	// evaluation that reached it (null: none did): the run's time to
+	// accuracy.
+	TargetAccuracy float64        `json:"target_accuracy,omitempty"`
+	Target         *TargetReached `json:"target_reached,omitempty"`
+
 	CSV        string `json:"csv,omitempty"`
 	Plots      string `json:"plots,omitempty"`
 	SavedModel string `json:"saved_model,omitempty"`
@@ -60,4 +66,14 @@ func Finite(v float64) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// TargetReached is the point of a run where it first reached its target
+// test accuracy.
+type TargetReached struct {
+	Epoch        int     `json:"epoch"`
+	Steps        int     `json:"steps"`
+	Samples      int     `json:"samples"`
+	Seconds      float64 `json:"seconds"`
+	TestAccuracy float64 `json:"test_accuracy"`
 }

@@ -127,3 +127,12 @@ func scaleTensor(t *onnx.Tensor, s float64) {
 		}
 	}
 }
+
+// State implements Stateful with the rule's state: the driver's own
+// buffers are refilled every step, so the rule's is all a step depends on.
+// A rule that is not Stateful gives an error wrapping
+// network.ErrUnsupported.
+func (d *Driver) State() (map[string]*onnx.Tensor, error) { return StateOf(d.Rule) }
+
+// SetState implements Stateful with the rule's SetState.
+func (d *Driver) SetState(s map[string]*onnx.Tensor) error { return SetStateOf(d.Rule, s) }

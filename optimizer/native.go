@@ -110,3 +110,9 @@ func (o *Native) updateParam(p, g *onnx.Tensor, name string) error {
 	}
 	return o.Rule.UpdateRule(g, p, name)
 }
+
+// State implements Stateful with the rule's state, as Driver does.
+func (o *Native) State() (map[string]*onnx.Tensor, error) { return StateOf(o.Rule) }
+
+// SetState implements Stateful with the rule's SetState.
+func (o *Native) SetState(s map[string]*onnx.Tensor) error { return SetStateOf(o.Rule, s) }

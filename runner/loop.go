@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
@@ -183,6 +184,63 @@ type Config struct {
 	// each evaluation.
 	Eval      network.Network
 	Listeners []Listener
+	// Resume, when not nil, continues a run from the point a State of it
+	// was taken: the loop starts at its epoch and batch (the sampler seeks
+	// there), its counts and seconds go on from the state's, and an
+	// evaluation the run owed at that point is made first. With the
+	// network's parameters and the optimizer's state restored as they
+	// were, the run then goes on exactly as one never stopped.
+	Resume *State
+	// Checkpoint, when not nil, is called after every step, once the step
+	// and the evaluation that follows it (if any) are done: the points
+	// where State describes the run completely. An error ends the run.
+	Checkpoint func(State) error
+}
+
+// State is where a run is: what a checkpoint needs, beside the
+// parameters and the optimizer's state, to resume it (Config.Resume).
+type State struct {
+	// Epoch is the epoch in progress (from 0) and Batch the number of its
+	// batches trained.
+	Epoch int `json:"epoch"`
+	Batch int `json:"batch"`
+	// Steps, Samples and Seconds are the run's counts so far.
+	Steps   int     `json:"steps"`
+	Samples int     `json:"samples"`
+	Seconds float64 `json:"seconds"`
+	// Loss, TestLoss and TestAccuracy are the last figures (NaN: none).
+	Loss         Float `json:"loss"`
+	TestLoss     Float `json:"test_loss"`
+	TestAccuracy Float `json:"test_accuracy"`
+	// EvaluatedAt is Steps at the last evaluation, -1 before the first.
+	EvaluatedAt int `json:"evaluated_at"`
+	// LR is the learning rate in effect (the schedule's at the last
+	// step; NaN without Config.Hyper).
+	LR Float `json:"lr"`
+}
+
+// Float is a float64 that JSON carries exactly, NaN as null.
+type Float float64
+
+// MarshalJSON writes the shortest decimal that reads back to the same
+// float64, or null for NaN and infinities.
+func (f Float) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (f *Float) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*f = Float(math.NaN())
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	*f = Float(v)
+	return err
 }
 
 // Result sums up a run.
@@ -210,6 +268,10 @@ type Runner struct {
 	statBufs, paramBufs []*onnx.Tensor
 	// statNames are the running statistics' names, for StatsSyncer.
 	statNames []string
+	// epoch and batch are the position of the loop (State's); evaluatedAt
+	// the steps at the last evaluation; last the State Run ended in.
+	epoch, batch, evaluatedAt int
+	last                      State
 }
 
 // New checks cfg and returns its runner.
@@ -224,7 +286,13 @@ func New(cfg Config) (*Runner, error) {
 	case cfg.Test != nil && cfg.Output == "":
 		return nil, errors.New("runner: evaluation needs the output name")
 	}
-	return &Runner{cfg: cfg}, nil
+	if st := cfg.Resume; st != nil {
+		if st.Epoch < 0 || st.Batch < 0 || st.Steps < 0 || st.Samples < 0 || st.Batch > cfg.Train.BatchesPerEpoch() {
+			return nil, fmt.Errorf("runner: cannot resume at batch %d of epoch %d (step %d): an epoch has %d batches",
+				st.Batch, st.Epoch, st.Steps, cfg.Train.BatchesPerEpoch())
+		}
+	}
+	return &Runner{cfg: cfg, evaluatedAt: -1}, nil
 }
 
 // Stop asks the run to end after the current step or evaluation. A nil
@@ -256,7 +324,22 @@ func (r *Runner) Run() (Result, error) {
 	c := &r.cfg
 	nan := math.NaN()
 	res := Result{Loss: nan, TestLoss: nan, TestAccuracy: nan}
+	var offset float64 // seconds of the run before it was resumed
+	firstEpoch := 0
+	if st := c.Resume; st != nil {
+		res.Steps, res.Samples, res.Epochs = st.Steps, st.Samples, st.Epoch
+		if st.Batch > 0 {
+			res.Epochs++ // the epoch in progress
+		}
+		res.Loss, res.TestLoss, res.TestAccuracy = float64(st.Loss), float64(st.TestLoss), float64(st.TestAccuracy)
+		offset, firstEpoch = st.Seconds, st.Epoch
+		r.epoch, r.batch, r.evaluatedAt = st.Epoch, st.Batch, st.EvaluatedAt
+		if err := c.Train.Seek(st.Epoch, st.Batch); err != nil {
+			return res, fmt.Errorf("resume: %w", err)
+		}
+	}
 	start := time.Now()
+	elapsed := func() float64 { return offset + time.Since(start).Seconds() }
 	perEpoch := c.Train.BatchesPerEpoch()
 	total := c.Steps
 	if c.Epochs > 0 && (total == 0 || c.Epochs*perEpoch < total) {
@@ -268,7 +351,7 @@ func (r *Runner) Run() (Result, error) {
 			lr = c.Hyper.LR
 		}
 		return Event{Kind: k, Epoch: res.Epochs, Step: res.Steps, Samples: res.Samples,
-			Seconds: time.Since(start).Seconds(), Loss: nan, TrainAccuracy: nan, TestAccuracy: nan,
+			Seconds: elapsed(), Loss: nan, TrainAccuracy: nan, TestAccuracy: nan,
 			LR: lr, Runner: r}
 	}
 	emit := func(e Event) {
@@ -279,24 +362,47 @@ func (r *Runner) Run() (Result, error) {
 	var baseLR float64
 	if c.Hyper != nil {
 		baseLR = c.Hyper.LR
+		if st := c.Resume; st != nil && !math.IsNaN(float64(st.LR)) {
+			c.Hyper.LR = float64(st.LR) // what the events report until the next step sets it
+		}
+	}
+	// dueEvery says whether the steps done call for an evaluation of
+	// TestEvery's that has not been made.
+	dueEvery := func() bool {
+		return c.TestEvery > 0 && c.Test != nil && res.Steps > 0 && res.Steps%c.TestEvery == 0 && r.evaluatedAt != res.Steps
 	}
 	batches := newPrefetcher(c.Train)
 	defer batches.close()
 	err := func() error {
 		emit(ev(BeforeTraining))
-		for epoch := 0; c.Epochs <= 0 || epoch < c.Epochs; epoch++ {
-			if c.Steps > 0 && res.Steps >= c.Steps {
+		// A run stopped right after a step owes that step's evaluation.
+		if c.Resume != nil && dueEvery() {
+			if err := r.evaluate(&res, ev, emit); err != nil || r.stopRequested() {
+				return err
+			}
+		}
+		for epoch := firstEpoch; c.Epochs <= 0 || epoch < c.Epochs; epoch++ {
+			// A run resumed inside an epoch goes back into it even with
+			// its steps done: its end (the closing evaluation) may be
+			// owed.
+			inside := c.Resume != nil && epoch == firstEpoch && r.batch > 0
+			if c.Steps > 0 && res.Steps >= c.Steps && !inside {
 				break
 			}
 			res.Epochs = epoch + 1
+			if epoch != r.epoch {
+				r.epoch, r.batch = epoch, 0
+			}
 			emit(ev(BeforeEpoch))
 			emit(ev(BeforeTrainingSet))
+			ended := false // the epoch's batches are used up
 			for {
 				if c.Steps > 0 && res.Steps >= c.Steps {
 					break
 				}
 				x, y, err := batches.next()
 				if err == io.EOF {
+					ended = true
 					break
 				}
 				if err != nil {
@@ -313,6 +419,7 @@ func (r *Runner) Run() (Result, error) {
 					return fmt.Errorf("step %d: %w", res.Steps+1, err)
 				}
 				res.Steps++
+				r.batch++
 				res.Samples += x.Shape[0]
 				res.Loss = loss
 				if len(c.RunningStats) > 0 {
@@ -327,26 +434,36 @@ func (r *Runner) Run() (Result, error) {
 				e = ev(AfterStep)
 				e.BatchSize, e.Loss, e.TrainAccuracy = x.Shape[0], loss, acc
 				emit(e)
-				if r.stopRequested() {
-					return nil
-				}
-				if c.TestEvery > 0 && c.Test != nil && res.Steps%c.TestEvery == 0 {
-					if err := r.evaluate(&res, ev, emit); err != nil || r.stopRequested() {
+				if !r.stopRequested() && dueEvery() {
+					if err := r.evaluate(&res, ev, emit); err != nil {
 						return err
 					}
+				}
+				if c.Checkpoint != nil {
+					if err := c.Checkpoint(r.state(&res, elapsed())); err != nil {
+						return fmt.Errorf("after step %d: %w", res.Steps, err)
+					}
+				}
+				if r.stopRequested() {
+					return nil
 				}
 			}
 			emit(ev(AfterTrainingSet))
 			// With TestEvery, the last step need not fall on an
 			// evaluation: the final model is evaluated too, so that the
-			// run's closing figures are its own.
+			// run's closing figures are its own. An evaluation already
+			// made at these steps (before the run was resumed) is not
+			// made again.
 			last := c.Epochs > 0 && epoch == c.Epochs-1 || c.Steps > 0 && res.Steps >= c.Steps
-			if c.Test != nil && (c.TestEvery <= 0 || last && res.Steps%c.TestEvery != 0) {
+			if c.Test != nil && r.evaluatedAt != res.Steps && (c.TestEvery <= 0 || last && res.Steps%c.TestEvery != 0) {
 				if err := r.evaluate(&res, ev, emit); err != nil || r.stopRequested() {
 					return err
 				}
 			}
 			emit(ev(AfterEpoch))
+			if ended {
+				r.epoch, r.batch = epoch+1, 0
+			}
 		}
 		return nil
 	}()
@@ -356,12 +473,27 @@ func (r *Runner) Run() (Result, error) {
 		err = r.reason
 	}
 	r.mu.Unlock()
-	res.Seconds = time.Since(start).Seconds()
+	res.Seconds = elapsed()
+	r.last = r.state(&res, res.Seconds)
 	e := ev(AfterTraining)
 	e.Loss, e.TestAccuracy, e.Err = res.Loss, res.TestAccuracy, err
 	emit(e)
 	return res, err
 }
+
+// state is the run's State at a point where it describes it completely.
+func (r *Runner) state(res *Result, seconds float64) State {
+	lr := math.NaN()
+	if r.cfg.Hyper != nil {
+		lr = r.cfg.Hyper.LR
+	}
+	return State{LR: Float(lr), Epoch: r.epoch, Batch: r.batch, Steps: res.Steps, Samples: res.Samples, Seconds: seconds,
+		Loss: Float(res.Loss), TestLoss: Float(res.TestLoss), TestAccuracy: Float(res.TestAccuracy), EvaluatedAt: r.evaluatedAt}
+}
+
+// State is where the run ended, once Run has returned: a checkpoint taken
+// then resumes it (Config.Resume).
+func (r *Runner) State() State { return r.last }
 
 // StatsSyncer is implemented by an optimizer that trains copies of the
 // network which must agree on their running statistics too (the
@@ -466,6 +598,7 @@ func (r *Runner) evaluate(res *Result, ev func(EventKind) Event, emit func(Event
 		return errors.New("evaluation: empty test set")
 	}
 	res.TestLoss, res.TestAccuracy = lossSum/float64(n), float64(right)/float64(n)
+	r.evaluatedAt = res.Steps
 	e := ev(AfterTestSet)
 	e.Loss, e.TestAccuracy = res.TestLoss, res.TestAccuracy
 	emit(e)

@@ -32,14 +32,18 @@ type Sampler struct {
 	opts  SamplerOptions
 	order func(epoch int, perm []int, bounds [][2]int) [][2]int
 
-	epoch   int
-	perm    []int    // sample indices in this epoch's order
-	bounds  [][2]int // batches as [start,end) into perm
-	next    int      // next batch in bounds
-	sample  int      // elements per sample
-	bufs    [2]batchBuffers
-	turn    int // the buffers the next call fills
+	epoch  int
+	perm   []int    // sample indices in this epoch's order
+	bounds [][2]int // batches as [start,end) into perm
+	next   int      // next batch in bounds
+	sample int      // elements per sample
+	bufs   [2]batchBuffers
+	turn   int // the buffers the next call fills
+	// rng gives the transforms their random numbers; pcg, its source, is
+	// seeded anew for each batch from (Seed, epoch, batch), so that a run
+	// resumed at any batch (Seek) draws what an uninterrupted one does.
 	rng     *rand.Rand
+	pcg     *rand.PCG
 	started bool
 }
 
@@ -70,7 +74,8 @@ func newSampler(ds Dataset, opts SamplerOptions, order func(int, []int, [][2]int
 		bb.xfull, bb.yfull = bb.x.Data, bb.y.Data
 	}
 	s.perm = make([]int, ds.Len())
-	s.rng = rand.New(rand.NewPCG(opts.Seed, 0x7a4f))
+	s.pcg = rand.NewPCG(opts.Seed, 0x7a4f)
+	s.rng = rand.New(s.pcg)
 	return s, nil
 }
 
@@ -190,6 +195,9 @@ func (s *Sampler) Next() (x, y *onnx.Tensor, indices []int, err error) {
 		return nil, nil, nil, io.EOF
 	}
 	bd := s.bounds[s.next]
+	if len(s.opts.Transforms) > 0 {
+		s.pcg.Seed(s.opts.Seed, 0x7a4f<<48^uint64(s.epoch)<<24^uint64(s.next))
+	}
 	s.next++
 	idx := s.perm[bd[0]:bd[1]]
 	n, k := len(idx), s.sample
@@ -216,5 +224,21 @@ func (s *Sampler) Next() (x, y *onnx.Tensor, indices []int, err error) {
 // Reset goes back to the start of epoch 0.
 func (s *Sampler) Reset() {
 	s.epoch, s.started = 0, false
-	s.rng = rand.New(rand.NewPCG(s.opts.Seed, 0x7a4f))
+}
+
+// Seek makes batch (from 0) of epoch (from 0) the one the next call to
+// Next returns, with the samples, order and random numbers it has when
+// reached by calling Next from the start; batch may be the epoch's number
+// of batches (Next then ends the epoch).
+func (s *Sampler) Seek(epoch, batch int) error {
+	if epoch < 0 || batch < 0 {
+		return fmt.Errorf("sampler: cannot seek to batch %d of epoch %d", batch, epoch)
+	}
+	s.epoch, s.started = epoch, false
+	s.plan()
+	if batch > len(s.bounds) {
+		return fmt.Errorf("sampler: batch %d is past the %d batches of an epoch", batch, len(s.bounds))
+	}
+	s.next = batch
+	return nil
 }

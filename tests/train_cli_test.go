@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -116,7 +117,8 @@ func TestD500TrainInterrupt(t *testing.T) {
 	jsonPath := filepath.Join(dir, "train.json")
 	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(bin, "train", "--model", "mlp", "--dataset", "synthetic:classes=4,n=4096,test=64",
-		"--batch", "16", "--steps", "1000000", "--test-every", "3", "--csv", csvPath, "--plot", plots, "--save-model", saved, "--json", jsonPath)
+		"--batch", "16", "--steps", "1000000", "--test-every", "3", "--csv", csvPath, "--plot", plots, "--save-model", saved, "--json", jsonPath,
+		"--checkpoint-dir", filepath.Join(dir, "ck"))
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -175,6 +177,15 @@ func TestD500TrainInterrupt(t *testing.T) {
 	}
 	if data := readJSON(t, jsonPath, &rep); !rep.Interrupted || rep.Steps <= 0 || rep.Steps > 100000 {
 		t.Errorf("report after the interrupt:\n%s", data)
+	}
+	// The interrupted run wrote its checkpoint: resumed, it goes on from
+	// its last step.
+	if _, err := os.Stat(filepath.Join(dir, "ck", fmt.Sprintf("step-%08d", rep.Steps), "model.onnx")); err != nil {
+		t.Errorf("no checkpoint of step %d after the interrupt: %v", rep.Steps, err)
+	}
+	so, se, code := runD500(t, bin, "train", "--resume", filepath.Join(dir, "ck"), "--steps", strconv.Itoa(rep.Steps+2), "--plot", "", "--json", "")
+	if code != 0 || !strings.Contains(so, fmt.Sprintf("at step %d", rep.Steps)) || !strings.Contains(so, fmt.Sprintf("trained %d steps", rep.Steps+2)) {
+		t.Errorf("resume after the interrupt: exit %d\n%s%s", code, so, se)
 	}
 }
 

@@ -186,12 +186,17 @@ func saveGradients(dir string, net network.Network, loss string) error {
 }
 
 // TimeAbort stops the run gracefully after the first step or evaluation
-// that ends after Limit of wall time.
-type TimeAbort struct{ Limit time.Duration }
+// that ends after Limit of wall time. From is the seconds the run had
+// when this process took it up (a resumed run's events count on from
+// them): the limit is this process's.
+type TimeAbort struct {
+	Limit time.Duration
+	From  float64
+}
 
 // Event implements Ticker.
 func (t TimeAbort) Event(e runner.Event) {
-	if (e.Kind == runner.AfterStep || e.Kind == runner.AfterTestSet) && e.Seconds >= t.Limit.Seconds() {
+	if (e.Kind == runner.AfterStep || e.Kind == runner.AfterTestSet) && e.Seconds-t.From >= t.Limit.Seconds() {
 		e.Runner.Stop(nil)
 	}
 }

@@ -182,3 +182,40 @@ func (p *paramVG) Value() G.Value         { return p.w }
 func (p *paramVG) Grad() (G.Value, error) { return p.g, nil }
 func (p *paramVG) Name() string           { return p.name }
 func (p *paramVG) String() string         { return p.name }
+
+var _ optimizer.Stateful = (*solverOptimizer)(nil)
+
+// State implements optimizer.Stateful where it can. VanillaSolver (sgd
+// without momentum) keeps no state, so its state is empty. The other
+// solvers keep theirs (moment caches, Adam's iteration count) in
+// unexported fields that Gorgonia offers no way to read or set, so a run
+// with them cannot be resumed exactly: their State and SetState fail with
+// an error wrapping network.ErrUnsupported, before any training when a
+// caller asks first.
+func (o *solverOptimizer) State() (map[string]*onnx.Tensor, error) {
+	if err := o.stateless(); err != nil {
+		return nil, err
+	}
+	return map[string]*onnx.Tensor{}, nil
+}
+
+// SetState implements optimizer.Stateful: only the empty state of a
+// stateless solver is accepted.
+func (o *solverOptimizer) SetState(s map[string]*onnx.Tensor) error {
+	if err := o.stateless(); err != nil {
+		return err
+	}
+	for name := range s {
+		return fmt.Errorf("gorgonia %s state: tensor %q is not a state tensor (Gorgonia's VanillaSolver keeps none)", o.name, name)
+	}
+	return nil
+}
+
+// stateless reports, as an unsupported error, a solver whose state cannot
+// be saved.
+func (o *solverOptimizer) stateless() error {
+	if _, ok := o.solver.(*G.VanillaSolver); ok {
+		return nil
+	}
+	return network.Unsupportedf("gorgonia: the %s solver (%T) keeps its state in fields Gorgonia does not expose, so it cannot be saved for an exact resume; use --impl reference", o.name, o.solver)
+}
