@@ -196,8 +196,14 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return usageError(fs, stderr, "--resume: %v", err)
 		}
+		dirGiven := given(fs, "checkpoint-dir")
 		if err := applyCheckpointArgs(fs, cp); err != nil {
 			return usageError(fs, stderr, "--resume: %v", err)
+		}
+		if !dirGiven && *ckpt.dir != "" {
+			// The resumed run checkpoints where it resumed from (a copy
+			// of a checkpoint goes on in its own folder).
+			fs.Set("checkpoint-dir", *ckpt.resume)
 		}
 		resumeFrom = cp
 	}

@@ -104,8 +104,8 @@ func TestD500TrainResumeIsExact(t *testing.T) {
 		}
 	}
 	runs = append(runs,
-		run{"resnet8-batchnorm", append([]string{"--model", "resnet8", "--optimizer", "momentum", "--lr", "0.05", "--batch", "8", "--steps", "6",
-			"--dataset", "synthetic:classes=10,n=40,test=8,shape=3x32x32", "--test-every", "4"})},
+		run{"resnet8-batchnorm", []string{"--model", "resnet8", "--optimizer", "momentum", "--lr", "0.05", "--batch", "8", "--steps", "6",
+			"--dataset", "synthetic:classes=10,n=40,test=8,shape=3x32x32", "--test-every", "4"}},
 		run{"onnxruntime-adam-native", append([]string{"--model", "lenet", "--backend", "onnxruntime", "--optimizer", "adam", "--impl", "native", "--lr-schedule", "cosine"}, base...)},
 		run{"onnxruntime-momentum-reference", append([]string{"--model", "mlp", "--backend", "onnxruntime", "--optimizer", "momentum", "--lr-schedule", "step:5:0.5"}, base...)},
 	)
@@ -124,6 +124,7 @@ func TestD500TrainResumeIsExact(t *testing.T) {
 			train(append(slices.Clone(r.args), "--csv", full, "--save-model", fullModel, "--checkpoint-dir", ck, "--checkpoint-every", "5", "--checkpoint-keep", "9")...)
 			want := csvWithoutSeconds(t, full)
 
+			originals, _ := filepath.Glob(filepath.Join(ck, "step-*"))
 			// From the checkpoint taken at step 5.
 			mid := filepath.Join(d, "mid")
 			copyDir(t, filepath.Join(ck, "step-00000005"), filepath.Join(mid, "step-00000005"))
@@ -136,6 +137,13 @@ func TestD500TrainResumeIsExact(t *testing.T) {
 				t.Errorf("resumed at step 5: CSV\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 			sameInitializers(t, model, fullModel)
+			// The resumed run checkpoints into the folder it resumed from.
+			if after, _ := filepath.Glob(filepath.Join(ck, "step-*")); !slices.Equal(after, originals) {
+				t.Errorf("the resumed run changed the first run's checkpoints: %v, were %v", after, originals)
+			}
+			if got, _ := filepath.Glob(filepath.Join(mid, "step-*")); len(got) < 2 {
+				t.Errorf("the resumed run wrote no checkpoint beside the one it resumed from: %v", got)
+			}
 
 			// From the checkpoint of a run stopped by --time-limit.
 			stopped := filepath.Join(d, "stopped")
