@@ -91,7 +91,9 @@ func cmdBench(args []string, stdout, stderr io.Writer) int {
 	stopSignals := stopOnInterrupt("bench", "stopping now; the row being measured is left out", cancel, stderr)
 	defer stopSignals()
 
-	rep := metrics.BenchReport{Environment: metrics.CurrentEnvironment(), Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Passes: *passes, Rows: []metrics.BenchRow{}}
+	// The environment is made after the table (see below); its threads
+	// are per row.
+	rep := metrics.BenchReport{Backend: *backendName, Compare: *compare, Warmup: *warmup, AllocRuns: *allocRuns, Passes: *passes, Rows: []metrics.BenchRow{}}
 	b := bencher{
 		base: *backendName, other: *compare, settings: settings, optimize: *optimize, seed: *seed,
 		cfg:       metrics.PairConfig{Warmup: *warmup, Runs: *runs, MinRuns: *minRuns, Budget: *budget, Stop: ctx},
@@ -179,6 +181,10 @@ table:
 		fmt.Fprintf(stderr, "d500 bench: interrupted; %d rows measured\n", len(rep.Rows))
 		status = exitInterrupted
 	}
+	// After the runs: the version probes load the ONNX Runtime library as
+	// --backend-opt selects it, which must not come before the runs' own
+	// loading of it.
+	rep.Environment = metrics.NewEnvironment(0, settings)
 	if *jsonPath != "" {
 		if err := metrics.WriteFile(*jsonPath, func(w io.Writer) error { return writeIndentedJSON(w, rep) }); err != nil {
 			fmt.Fprintf(stderr, "d500 bench: %v\n", err)
@@ -478,11 +484,17 @@ func printBenchPass(w io.Writer, pass, passes int, c *benchCase) {
 // printBenchRow prints a row's line as it is measured.
 func printBenchRow(w io.Writer, rep metrics.BenchReport, r metrics.BenchRow) {
 	fmt.Fprintf(w, "%s batch %d threads %d: ", r.Model, r.Batch, r.Threads)
+	latency := func(name string, q *metrics.Quantiles) {
+		fmt.Fprintf(w, "%s median %.3f ms (95%% CI %.3f–%.3f, p10–p90 %.3f–%.3f, CV %.1f%%)",
+			name, q.Median, q.MedianCI95[0], q.MedianCI95[1], q.P10, q.P90, 100*q.CV)
+	}
 	if r.Backend != nil {
-		fmt.Fprintf(w, "%s median %.3f ms (p10–p90 %.3f–%.3f)", rep.Backend, r.Backend.Median, r.Backend.P10, r.Backend.P90)
+		latency(rep.Backend, r.Backend)
 	}
 	if r.Compare != nil {
-		fmt.Fprintf(w, ", %s median %.3f ms (p10–p90 %.3f–%.3f), ratio %.2f", rep.Compare, r.Compare.Median, r.Compare.P10, r.Compare.P90, r.Ratio)
+		fmt.Fprint(w, ", ")
+		latency(rep.Compare, r.Compare)
+		fmt.Fprintf(w, ", ratio %.2f", r.Ratio)
 	}
 	if r.Allocations != nil {
 		fmt.Fprintf(w, ", %.0f allocs/inference", r.Allocations.AllocsPerRun)
@@ -531,10 +543,29 @@ func writeBenchMarkdown(w io.Writer, rep metrics.BenchReport) error {
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "# Inference latency: %s vs %s\n\n", rep.Backend, other)
-	fmt.Fprintf(&sb, "Measured %s on %s (%d cores, GOMAXPROCS %d, host %s), %s %s/%s, commit %s.\n\n",
-		env.Time, env.CPU, env.Cores, env.GOMAXPROCS, env.Host, env.GoVersion, env.GOOS, env.GOARCH, commit)
+	machine := fmt.Sprintf("%d cores", env.Cores)
+	if len(env.CPUFeatures) > 0 {
+		machine += ", " + strings.Join(env.CPUFeatures, " ")
+	}
+	if env.MemoryBytes > 0 {
+		machine += fmt.Sprintf(", %.1f GiB", float64(env.MemoryBytes)/(1<<30))
+	}
+	system := env.GOOS + "/" + env.GOARCH
+	if env.OS != "" {
+		system += ", " + env.OS
+	}
+	if env.Kernel != "" {
+		system += ", kernel " + env.Kernel
+	}
+	fmt.Fprintf(&sb, "Measured %s on %s (%s, GOMAXPROCS %d, host %s), %s %s, commit %s",
+		env.Time, env.CPU, machine, env.GOMAXPROCS, env.Host, env.GoVersion, system, commit)
+	if v := env.Backends["onnxruntime"]; v != "" {
+		fmt.Fprintf(&sb, ", ONNX Runtime %s", v)
+	}
+	sb.WriteString(".\n\n")
 	fmt.Fprintf(&sb, "Each row: %d untimed runs of each backend, then `runs` timed runs of each, interleaved in one process "+
-		"(%s, %s, %s, …) so that the machine's drift falls on both alike; latencies in ms, median and p10–p90; "+
+		"(%s, %s, %s, …) so that the machine's drift falls on both alike; latencies in ms: the median with its 95%% confidence interval "+
+		"in brackets (percentile bootstrap, %d resamples), p10–p90, and in parentheses the coefficient of variation (standard deviation over mean) of the runs; "+
 		"ratio = %s median / %s median (above 1: %s is slower); allocations: %s's Go heap allocations per inference, "+
 		"counted with runtime.ReadMemStats over %d runs after the timed ones. Inputs are seeded random values of the "+
 		"declared shape, the batch dimension set; before the timing, the outputs of the two are compared and a note "+
@@ -542,14 +573,14 @@ func writeBenchMarkdown(w io.Writer, rep metrics.BenchReport) error {
 		"Each backend's worker threads stop spinning when its run returns (ONNX Runtime: session.force_spinning_stop), so that neither takes cores from the other's next run. "+
 		"Core RTT: the round trip of a cache line between two cores, in ns, measured just before the row by two threads pinned to the first two processors; "+
 		"on a virtual machine it changes with where the host places the virtual cores, and the latency of small networks on two threads with it.\n\n",
-		rep.Warmup, rep.Backend, other, rep.Backend, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
+		rep.Warmup, rep.Backend, other, rep.Backend, metrics.BootstrapResamples, rep.Backend, other, rep.Backend, rep.Backend, rep.AllocRuns, compareTolerance.RTol, compareTolerance.ATol)
 	if rep.Passes > 1 {
 		fmt.Fprintf(&sb, "The table was measured %d times over, one pass after the other, and each row's runs from all the passes are "+
 			"taken together: its medians are those of all its runs, so that a stretch of a minute in which the machine ran slower "+
 			"falls on one pass of a row, not on all of it. `per pass` gives the lowest and highest ratio of one pass's runs alone, "+
 			"`core RTT` the median over the passes.\n\n", rep.Passes)
 	}
-	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 | %[2]s median | %[2]s p10–p90 | ratio | per pass | core RTT | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
+	fmt.Fprintf(&sb, "| model | batch | threads | runs | %[1]s median | %[1]s p10–p90 (CV) | %[2]s median | %[2]s p10–p90 (CV) | ratio | per pass | core RTT | allocs/inference | KiB/inference | note |\n", rep.Backend, other)
 	sb.WriteString("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|\n")
 	dash := "–"
 	for _, r := range rep.Rows {
@@ -558,10 +589,10 @@ func writeBenchMarkdown(w io.Writer, rep metrics.BenchReport) error {
 			cells[3] = strconv.Itoa(r.Runs)
 		}
 		if q := r.Backend; q != nil {
-			cells[4], cells[5] = fmt.Sprintf("%.3f", q.Median), fmt.Sprintf("%.3f–%.3f", q.P10, q.P90)
+			cells[4], cells[5] = medianCell(q), spreadCell(q)
 		}
 		if q := r.Compare; q != nil {
-			cells[6], cells[7] = fmt.Sprintf("%.3f", q.Median), fmt.Sprintf("%.3f–%.3f", q.P10, q.P90)
+			cells[6], cells[7] = medianCell(q), spreadCell(q)
 			cells[8] = fmt.Sprintf("%.2f", r.Ratio)
 		}
 		if len(r.PassRatios) > 1 {
@@ -590,6 +621,18 @@ func writeBenchMarkdown(w io.Writer, rep metrics.BenchReport) error {
 	}
 	_, err := io.WriteString(w, sb.String())
 	return err
+}
+
+// medianCell is a table's median cell: the median and its 95% interval,
+// "1.234 [1.220, 1.251]".
+func medianCell(q *metrics.Quantiles) string {
+	return fmt.Sprintf("%.3f [%.3f, %.3f]", q.Median, q.MedianCI95[0], q.MedianCI95[1])
+}
+
+// spreadCell is a table's spread cell: p10–p90 and the coefficient of
+// variation, "1.200–1.300 (2.1%)".
+func spreadCell(q *metrics.Quantiles) string {
+	return fmt.Sprintf("%.3f–%.3f (%.1f%%)", q.P10, q.P90, 100*q.CV)
 }
 
 // writeIndentedJSON writes v as indented JSON.

@@ -1,10 +1,15 @@
 package cli
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/deep500/deep500-go/metrics"
 	"github.com/deep500/deep500-go/onnx"
 )
 
@@ -57,5 +62,44 @@ func TestParsePositiveInts(t *testing.T) {
 		if _, err := parsePositiveInts("--batch", bad); err == nil || !strings.Contains(err.Error(), "--batch") {
 			t.Errorf("%q: error %v", bad, err)
 		}
+	}
+}
+
+// A bench row carries its runs, the 95% interval of each median and the
+// coefficient of variation, in the JSON and in the Markdown table; the
+// report carries the environment.
+func TestBenchRowStatistics(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, mdPath := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.md")
+	stdout, stderr, code := d500(t, "bench", "--models", "lenet", "--batch", "1", "--threads", "1", "--runs", "6", "--warmup", "1",
+		"--alloc-runs", "1", "--compare", "", "--json", jsonPath, "--md", mdPath)
+	if code != 0 {
+		t.Fatalf("d500 bench: exit %d\n%s%s", code, stdout, stderr)
+	}
+	var rep metrics.BenchReport
+	readJSONFile(t, jsonPath, &rep)
+	if len(rep.Rows) != 1 || rep.Rows[0].Backend == nil {
+		t.Fatalf("rows %+v", rep.Rows)
+	}
+	q := rep.Rows[0].Backend
+	if len(q.Samples) != 6 || !(q.Min <= q.MedianCI95[0] && q.MedianCI95[0] <= q.Median && q.Median <= q.MedianCI95[1] && q.MedianCI95[1] <= q.Max) || q.CV <= 0 {
+		t.Fatalf("row's latency %+v", q)
+	}
+	if st, err := metrics.SummarizeTimings(q.Samples); err != nil || st.Median != q.Median || st.MedianCI95 != q.MedianCI95 || st.CV != q.CV {
+		t.Fatalf("the row's figures are not its samples' (%+v, %v)", st, err)
+	}
+	if rep.Environment.GoVersion == "" || rep.Environment.Threads != runtime.GOMAXPROCS(0) {
+		t.Fatalf("environment %+v", rep.Environment)
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("native median %.3f ms (95%% CI %.3f–%.3f, p10–p90 ", q.Median, q.MedianCI95[0], q.MedianCI95[1])) {
+		t.Errorf("row line:\n%s", stdout)
+	}
+	md, err := os.ReadFile(mdPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := fmt.Sprintf("| lenet | 1 | 1 | 6 | %.3f [%.3f, %.3f] | %.3f–%.3f (%.1f%%) |", q.Median, q.MedianCI95[0], q.MedianCI95[1], q.P10, q.P90, 100*q.CV)
+	if !strings.Contains(string(md), cells) || !strings.Contains(string(md), "| native median | native p10–p90 (CV) |") {
+		t.Errorf("markdown lacks %q:\n%s", cells, md)
 	}
 }

@@ -73,8 +73,13 @@ func (c caseFlags) outputs() []output {
 	return []output{fileOut("json", *c.json), fileOut("csv", *c.csv)}
 }
 
-// files are the report files to write at the end.
+// files are the report files to write at the end. Called as
+// finishReport's argument, once the cases have run, it also gives the
+// report its environment with the --threads the cases ran on, which
+// finishReport cannot know.
 func (c caseFlags) files(rep *metrics.Report) []reportFile {
+	env := metrics.NewEnvironment(*c.threads, nil)
+	rep.Environment = &env
 	return []reportFile{{*c.json, rep.WriteJSONFile}, {*c.csv, rep.WriteCSVFile}}
 }
 
@@ -147,9 +152,15 @@ type reportFile struct {
 // on stderr, and returns the exit status: exitInterrupted when the run was
 // interrupted, else exitFail when a case failed or a file could not be
 // written.
+//
+// A report without an environment yet gets this machine's now, with
+// GOMAXPROCS threads (caseFlags.files gives one with the --threads).
 func finishReport(command string, rep *metrics.Report, stderr io.Writer, files ...reportFile) int {
-	env := metrics.CurrentEnvironment()
-	rep.Environment, rep.Check = &env, command
+	if rep.Environment == nil {
+		env := metrics.CurrentEnvironment()
+		rep.Environment = &env
+	}
+	rep.Check = command
 	status := exitOK
 	for _, f := range files {
 		if f.path == "" {

@@ -39,6 +39,7 @@ type command struct {
 // own file; a name not listed is an unknown command (usage, exit status 2).
 var commands = []command{
 	{"bench", "time model presets on a backend and ONNX Runtime, interleaved: medians, ratios, allocations", cmdBench},
+	{"bench-compare", "say whether two timing reports (run --bench, bench) differ significantly, and by how much", cmdBenchCompare},
 	{"compare-optimizers", "run two optimizers on identical weights and batches; per step and parameter the L2 distance", cmdCompareOptimizers},
 	{"conformance", "run ONNX test cases with a backend: passed, failed or skipped per case", cmdConformance},
 	{"difftest", "compare two backends on random one-node models of every operator version both support", cmdDifftest},

@@ -86,6 +86,8 @@ func cmdDifftest(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "d500 difftest: --run %q matches none of the cases (names are OP-vVERSION/TYPES/caseK, e.g. Conv-v11/float/case0)\n", *runExpr)
 		return exitUsage
 	}
+	env := metrics.NewEnvironment(*threads, settings)
+	rep.Environment = &env
 	status := finishReport("difftest", &rep.Report, stderr, reportFile{*jsonPath, rep.WriteJSONFile})
 	fmt.Fprintln(stdout, rep.Summary())
 	return status

@@ -76,7 +76,7 @@ func cmdRecipe(args []string, stdout, stderr io.Writer) int {
 		return exitFail
 	}
 	fmt.Fprintf(stdout, "recipe %s (%s): %d run(s), outputs in %s\n", r.Name, file, n, dir)
-	rep := recipeReport{Recipe: r, File: file, Environment: metrics.CurrentEnvironment()}
+	rep := recipeReport{Recipe: r, File: file}
 	for i := range n {
 		fig, status := runRecipeOnce(r, i, dir, stderr)
 		rep.Runs = append(rep.Runs, fig)
@@ -91,6 +91,10 @@ func cmdRecipe(args []string, stdout, stderr io.Writer) int {
 			break
 		}
 	}
+	// After the runs: the version probes load backends' libraries, which
+	// the runs choose (run and bench do the same).
+	threads, _ := strconv.Atoi(fmt.Sprint(r.Mutable["threads"]))
+	rep.Environment = metrics.NewEnvironment(threads, nil)
 	rep.Summary = recipes.Summarize(rep.Runs)
 	rep.Verdicts = r.Acceptance.Check(rep.Runs, rep.Summary)
 	rep.Accepted = !rep.Interrupted

@@ -34,12 +34,14 @@ type runReport struct {
 	metrics.BenchResult
 }
 
-// runJSON is --json: the --backend's report, and the backends --compare
-// timed beside it. With --compare, the --backend's figures are those of
-// its runs interleaved with the first compared backend's.
+// runJSON is --json: the --backend's report, the backends --compare
+// timed beside it, and the machine and build they ran on. With --compare,
+// the --backend's figures are those of its runs interleaved with the
+// first compared backend's.
 type runJSON struct {
 	runReport
-	Compare []comparedRun `json:"compare,omitempty"`
+	Compare     []comparedRun       `json:"compare,omitempty"`
+	Environment metrics.Environment `json:"environment"`
 }
 
 // cmdRun runs a model once on given inputs and writes its outputs, or
@@ -137,6 +139,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return fail(err)
 	}
 	if *jsonPath != "" {
+		// Made after the timing: the probes load the ONNX Runtime library
+		// with the run's settings, which must not come before the run's
+		// own choice of it.
+		rep.Environment = metrics.NewEnvironment(*threads, settings)
 		err := metrics.WriteFile(*jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
 			enc.SetIndent("", "  ")

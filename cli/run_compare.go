@@ -107,10 +107,13 @@ func benchOne(net network.Network, name, modelPath string, feeds, want map[strin
 	return r, base, nil
 }
 
-// printBench prints the timing line of a backend.
+// printBench prints the timing line of a backend: the quantiles, the 95%
+// confidence interval of the median, the coefficient of variation and the
+// throughput.
 func printBench(w io.Writer, name string, res metrics.BenchResult) {
-	fmt.Fprintf(w, "%s: %d runs, latency ms min %.3f median %.3f p90 %.3f max %.3f, %.1f runs/s\n",
-		name, res.Iterations, res.Latency.Min, res.Latency.Median, res.Latency.P90, res.Latency.Max, res.ThroughputPerS)
+	l := res.Latency
+	fmt.Fprintf(w, "%s: %d runs, latency ms min %.3f median %.3f (95%% CI %.3f–%.3f) p90 %.3f max %.3f, CV %.1f%%, %.1f runs/s\n",
+		name, res.Iterations, l.Min, l.Median, l.MedianCI95[0], l.MedianCI95[1], l.P90, l.Max, 100*l.CV, res.ThroughputPerS)
 }
 
 // parseCompare splits --compare's comma-separated backends, checking each

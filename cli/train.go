@@ -422,7 +422,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("--checkpoint-dir: %w", err))
 		}
 		ckptr = &checkpointer{dir: *ckpt.dir, every: *ckpt.every, keep: *ckpt.keep, args: runArgs(fs), net: net, source: source,
-			opt: opt, optName: *optName, impl: *impl, backend: *backendName, csvPath: *csvPath, stdout: stdout, written: -1}
+			opt: opt, optName: *optName, impl: *impl, backend: *backendName, csvPath: *csvPath, stdout: stdout, threads: *threads, written: -1}
 	}
 	var resumeState *runner.State
 	if resumeFrom != nil {
@@ -514,7 +514,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *jsonPath != "" && dist.isRoot() {
-		rep := metrics.TrainReport{Environment: metrics.CurrentEnvironment(), Model: *modelSpec, Dataset: *dataset, Backend: *backendName,
+		rep := metrics.TrainReport{Environment: metrics.NewEnvironment(*threads, nil), Model: *modelSpec, Dataset: *dataset, Backend: *backendName,
 			Optimizer: *optName, Impl: *impl, Hyperparams: hp, Batch: *batch, Seed: *seed, PlannedEpochs: *epochs, PlannedSteps: *steps,
 			Interrupted: interrupted, CSV: *csvPath, Plots: *plotDir, SavedModel: *saveModel}
 		rep.Distributed, rep.Ranks = dist.ranks()

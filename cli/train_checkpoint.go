@@ -121,7 +121,17 @@ type checkpointer struct {
 	backend     string
 	csvPath     string
 	stdout      io.Writer
-	written     int // steps of the last checkpoint written (-1: none)
+	threads     int
+	env         *metrics.Environment // made at the first checkpoint: its probes run programs
+	written     int                  // steps of the last checkpoint written (-1: none)
+}
+
+func (c *checkpointer) environment() *metrics.Environment {
+	if c.env == nil {
+		env := metrics.NewEnvironment(c.threads, nil)
+		c.env = &env
+	}
+	return c.env
 }
 
 // hook is the runner's Checkpoint: every --checkpoint-every steps.
@@ -144,7 +154,7 @@ func (c *checkpointer) write(st runner.State) error {
 	}
 	cp := &checkpoint.Checkpoint{Model: model, Optimizer: state,
 		Meta: checkpoint.Meta{Args: c.args, State: st, Optimizer: c.optName, Impl: c.impl, Backend: c.backend,
-			Environment: metrics.CurrentEnvironment()}}
+			Environment: c.environment()}}
 	if c.csvPath != "" {
 		if cp.CSV, err = os.ReadFile(c.csvPath); err != nil {
 			return fmt.Errorf("checkpoint: the run's CSV: %w", err)

@@ -14,19 +14,52 @@ import (
 )
 
 // versionLine is d500's one-line version: the commit it was built from
-// (with "+modified" when the tree had changes) and the Go release.
+// (with "+modified" when the tree had changes) and the Go release. Every
+// command makes it (cobra's --version), so it reads the build stamp
+// alone, not the whole environment, whose probes load libraries.
 func versionLine() string {
-	env := metrics.CurrentEnvironment()
-	commit := env.Commit
+	commit, modified, _ := metrics.BuildStamp()
 	if commit == "" {
 		commit = "unknown commit"
 	} else if len(commit) > 12 {
 		commit = commit[:12]
 	}
-	if env.Modified {
+	if modified {
 		commit += "+modified"
 	}
 	return fmt.Sprintf("d500 %s (%s %s/%s)", commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// The versions every report's environment records of what the backends
+// linked in run on: the ONNX Runtime library a run would load (with its
+// --backend-opt lib=PATH where the command passes its settings), and the
+// Go modules of the engines. The library is loaded to ask it, as a run
+// with it would; the reports make their environment after the run, so a
+// run's own choice of library is never pre-empted.
+func init() {
+	deps := moduleVersions()
+	metrics.RegisterVersionProbe("onnxruntime", func(settings map[string]string) (string, error) {
+		return onnxruntime.LibraryVersion(backend.Options{Settings: settings})
+	})
+	for name, module := range map[string]string{
+		"onnxruntime_go": "github.com/yalue/onnxruntime_go",
+		"gorgonia":       "gorgonia.org/gorgonia",
+	} {
+		if v := deps[module]; v != "" {
+			metrics.RegisterVersionProbe(name, func(map[string]string) (string, error) { return v, nil })
+		}
+	}
+}
+
+// moduleVersions are the versions of the modules built in, by path.
+func moduleVersions() map[string]string {
+	deps := map[string]string{}
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			deps[d.Path] = d.Version
+		}
+	}
+	return deps
 }
 
 // newVersionCommand is `d500 version`: the version line, then each
@@ -39,12 +72,7 @@ func newVersionCommand(stdout io.Writer) *cobra.Command {
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
 			fmt.Fprintln(stdout, versionLine())
-			deps := map[string]string{}
-			if info, ok := debug.ReadBuildInfo(); ok {
-				for _, d := range info.Deps {
-					deps[d.Path] = d.Version
-				}
-			}
+			deps := moduleVersions()
 			for _, name := range backend.Names() {
 				fmt.Fprintf(stdout, "backend %s: %s\n", name, backendVersion(name, deps))
 			}

@@ -2,12 +2,19 @@ package metrics
 
 import "fmt"
 
-// LatencyMS summarises the wall time of repeated runs, in milliseconds.
+// LatencyMS summarises the wall time of repeated runs, in milliseconds:
+// the quantiles the command-line contract names, then a 95% bootstrap
+// confidence interval of the median, the coefficient of variation
+// (TimingStats) and the runs themselves in the order they were timed,
+// which d500 bench-compare tests against another report's.
 type LatencyMS struct {
-	Min    float64 `json:"min"`
-	Median float64 `json:"median"`
-	P90    float64 `json:"p90"`
-	Max    float64 `json:"max"`
+	Min        float64    `json:"min"`
+	Median     float64    `json:"median"`
+	P90        float64    `json:"p90"`
+	Max        float64    `json:"max"`
+	MedianCI95 [2]float64 `json:"median_ci95"`
+	CV         float64    `json:"cv"`
+	Samples    []float64  `json:"samples_ms,omitempty"`
 }
 
 // BenchResult is the outcome of timing a run repeatedly.

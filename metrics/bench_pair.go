@@ -4,19 +4,24 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sort"
+	"slices"
 	"time"
 )
 
 // Quantiles summarises the wall times of repeated runs, in milliseconds:
 // the extremes, the 10th and 90th percentiles (nearest rank) and the
-// median.
+// median, how precisely the median is known and how much the runs vary
+// (TimingStats), and the runs themselves, so that two reports can be
+// tested against each other (d500 bench-compare).
 type Quantiles struct {
-	Min    float64 `json:"min"`
-	P10    float64 `json:"p10"`
-	Median float64 `json:"median"`
-	P90    float64 `json:"p90"`
-	Max    float64 `json:"max"`
+	Min        float64    `json:"min"`
+	P10        float64    `json:"p10"`
+	Median     float64    `json:"median"`
+	P90        float64    `json:"p90"`
+	Max        float64    `json:"max"`
+	MedianCI95 [2]float64 `json:"median_ci95"`
+	CV         float64    `json:"cv"`
+	Samples    []float64  `json:"samples_ms,omitempty"`
 }
 
 // PairResult is the outcome of timing two runs interleaved: the latencies
@@ -62,7 +67,8 @@ func PoolPairs(rs ...PairResult) PairResult {
 // gives (the 10th percentiles left out).
 func (r PairResult) BenchResults() (a, b BenchResult) {
 	one := func(q Quantiles, total time.Duration) BenchResult {
-		res := BenchResult{Iterations: r.Runs, Latency: LatencyMS{Min: q.Min, Median: q.Median, P90: q.P90, Max: q.Max}}
+		res := BenchResult{Iterations: r.Runs, Latency: LatencyMS{Min: q.Min, Median: q.Median, P90: q.P90, Max: q.Max,
+			MedianCI95: q.MedianCI95, CV: q.CV, Samples: q.Samples}}
 		if total > 0 {
 			res.ThroughputPerS = float64(r.Runs) / total.Seconds()
 		}
@@ -173,26 +179,34 @@ func plannedRuns(cfg PairConfig, pair time.Duration) int {
 	return min(cfg.Runs, max(runs, cfg.MinRuns, 1))
 }
 
-// quantiles computes min, 10th percentile, median, 90th percentile and max;
-// the percentiles are nearest-rank (the ⌈pn⌉-th smallest), the median of
-// an even count the mean of the middle two.
+// quantiles computes min, 10th percentile, median, 90th percentile and
+// max of times (not empty), with the median's confidence interval and the
+// coefficient of variation (SummarizeTimings), and keeps the times in
+// milliseconds, in the order they were taken; the percentiles are
+// nearest-rank (the ⌈pn⌉-th smallest), the median of an even count the
+// mean of the middle two.
 func quantiles(times []time.Duration) Quantiles {
-	sorted := append([]time.Duration{}, times...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
-	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	samples := make([]float64, len(times))
+	for i, d := range times {
+		samples[i] = float64(d) / float64(time.Millisecond)
+	}
+	sorted := slices.Sorted(slices.Values(samples))
 	n := len(sorted)
-	median := ms(sorted[n/2])
-	if n%2 == 0 {
-		median = (ms(sorted[n/2-1]) + ms(sorted[n/2])) / 2
-	}
 	rank := func(tenths int) int { return max((tenths*n+9)/10, 1) } // ⌈tenths/10 · n⌉
-	return Quantiles{
-		Min:    ms(sorted[0]),
-		P10:    ms(sorted[rank(1)-1]),
-		Median: median,
-		P90:    ms(sorted[rank(9)-1]),
-		Max:    ms(sorted[n-1]),
+	q := Quantiles{
+		Min:     sorted[0],
+		P10:     sorted[rank(1)-1],
+		Median:  sortedMedian(sorted),
+		P90:     sorted[rank(9)-1],
+		Max:     sorted[n-1],
+		Samples: samples,
 	}
+	// Durations are finite and, from a monotonic clock, not negative; a
+	// clock stepped backwards would leave the two figures zero.
+	if st, err := SummarizeTimings(samples); err == nil {
+		q.MedianCI95, q.CV = st.MedianCI95, st.CV
+	}
+	return q
 }
 
 // Allocations are the Go heap allocations of one run, averaged over a

@@ -3,7 +3,9 @@ package metrics
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -40,15 +42,28 @@ func TestBenchPairAlternatesAndSummarises(t *testing.T) {
 	if got := strings.Join(order, ""); got != strings.Repeat("ab", 12) {
 		t.Fatalf("run order %s, want a and b alternating 12 times each", got)
 	}
-	wantA := Quantiles{Min: 1, P10: 1, Median: 5.5, P90: 9, Max: 10}
-	wantB := Quantiles{Min: 2, P10: 2, Median: 11, P90: 18, Max: 20}
-	if res.Runs != 10 || res.A != wantA || res.B != wantB || res.Ratio != 0.5 {
-		t.Fatalf("BenchPair = %+v, want 10 runs, A %+v, B %+v, ratio 0.5", res, wantA, wantB)
+	wantA := [5]float64{1, 1, 5.5, 9, 10}
+	wantB := [5]float64{2, 2, 11, 18, 20}
+	if res.Runs != 10 || five(res.A) != wantA || five(res.B) != wantB || res.Ratio != 0.5 {
+		t.Fatalf("BenchPair = %+v, want 10 runs, A %v, B %v, ratio 0.5", res, wantA, wantB)
 	}
-	// As BenchResults: 10 runs in 55 ms and in 110 ms.
+	// The samples are the timed runs in the order they ran.
+	if !slices.Equal(res.A.Samples, []float64{7, 3, 10, 1, 5, 9, 2, 8, 4, 6}) || !slices.Equal(res.B.Samples, []float64{14, 6, 20, 2, 10, 18, 4, 16, 8, 12}) {
+		t.Fatalf("samples A %v, B %v", res.A.Samples, res.B.Samples)
+	}
+	// As BenchResults: 10 runs in 55 ms and in 110 ms, with the same
+	// interval, CV and samples.
 	ba, bb := res.BenchResults()
-	if ba != (BenchResult{10, LatencyMS{1, 5.5, 9, 10}, 10 / 0.055}) || bb != (BenchResult{10, LatencyMS{2, 11, 18, 20}, 10 / 0.110}) {
-		t.Fatalf("BenchResults = %+v, %+v", ba, bb)
+	for _, tc := range []struct {
+		got        BenchResult
+		q          Quantiles
+		throughput float64
+	}{{ba, res.A, 10 / 0.055}, {bb, res.B, 10 / 0.110}} {
+		l := tc.got.Latency
+		if tc.got.Iterations != 10 || tc.got.ThroughputPerS != tc.throughput || [4]float64{l.Min, l.Median, l.P90, l.Max} != [4]float64{tc.q.Min, tc.q.Median, tc.q.P90, tc.q.Max} ||
+			l.MedianCI95 != tc.q.MedianCI95 || l.CV != tc.q.CV || !slices.Equal(l.Samples, tc.q.Samples) {
+			t.Fatalf("BenchResults = %+v from %+v", tc.got, tc.q)
+		}
 	}
 }
 
@@ -60,7 +75,7 @@ func TestBenchPairAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(order) != 4 || res.Runs != 3 || res.A != (Quantiles{2, 2, 4, 6, 6}) || res.B != (Quantiles{}) || res.Ratio != 0 {
+	if len(order) != 4 || res.Runs != 3 || five(res.A) != [5]float64{2, 2, 4, 6, 6} || five(res.B) != [5]float64{} || res.B.Samples != nil || res.Ratio != 0 {
 		t.Fatalf("a alone: %+v after %d calls", res, len(order))
 	}
 }
@@ -75,19 +90,32 @@ func TestQuantiles(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		in   []time.Duration
-		want Quantiles
+		want [5]float64
 	}{
-		{ms(3), Quantiles{3, 3, 3, 3, 3}},
-		{ms(5, 1, 3), Quantiles{1, 1, 3, 5, 5}},
-		{ms(4, 2), Quantiles{2, 2, 3, 4, 4}},
+		{ms(3), [5]float64{3, 3, 3, 3, 3}},
+		{ms(5, 1, 3), [5]float64{1, 1, 3, 5, 5}},
+		{ms(4, 2), [5]float64{2, 2, 3, 4, 4}},
 		// 20 values 1..20: p10 is the 2nd, p90 the 18th.
-		{ms(20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1), Quantiles{1, 2, 10.5, 18, 20}},
+		{ms(20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1), [5]float64{1, 2, 10.5, 18, 20}},
 	} {
-		if got := quantiles(tc.in); got != tc.want {
-			t.Errorf("quantiles(%v) = %+v, want %+v", tc.in, got, tc.want)
+		if got := quantiles(tc.in); five(got) != tc.want {
+			t.Errorf("quantiles(%v) = %+v, want %v", tc.in, got, tc.want)
 		}
 	}
+	// One run: its median is known to be that run, and it does not vary.
+	if q := quantiles(ms(3)); q.MedianCI95 != [2]float64{3, 3} || q.CV != 0 {
+		t.Errorf("one run: interval %v, CV %v", q.MedianCI95, q.CV)
+	}
+	// 1..20 ms: the CV is the sample standard deviation over the mean,
+	// √35 / 10.5, and the interval holds the median.
+	q := quantiles(ms(20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1))
+	if math.Abs(q.CV-math.Sqrt(35)/10.5) > 1e-12 || !(q.MedianCI95[0] < 10.5 && 10.5 < q.MedianCI95[1]) {
+		t.Errorf("1..20: CV %v, interval %v", q.CV, q.MedianCI95)
+	}
 }
+
+// five is the quantiles proper of q: min, p10, median, p90, max.
+func five(q Quantiles) [5]float64 { return [5]float64{q.Min, q.P10, q.Median, q.P90, q.Max} }
 
 // The budget cuts the runs to what fits at the warm-up's pace, but never
 // below MinRuns, and never raises them above Runs.
@@ -209,16 +237,20 @@ func TestPoolPairs(t *testing.T) {
 	}
 	pooled := PoolPairs(p1, p2)
 	// A: 1 2 3 10 11, B: 2 3 4 5 6.
-	wantA := Quantiles{Min: 1, P10: 1, Median: 3, P90: 11, Max: 11}
-	wantB := Quantiles{Min: 2, P10: 2, Median: 4, P90: 6, Max: 6}
-	if pooled.Runs != 5 || pooled.A != wantA || pooled.B != wantB || pooled.Ratio != 0.75 {
-		t.Fatalf("PoolPairs = runs %d, A %+v, B %+v, ratio %v; want 5, %+v, %+v, 0.75", pooled.Runs, pooled.A, pooled.B, pooled.Ratio, wantA, wantB)
+	wantA := [5]float64{1, 1, 3, 11, 11}
+	wantB := [5]float64{2, 2, 4, 6, 6}
+	if pooled.Runs != 5 || five(pooled.A) != wantA || five(pooled.B) != wantB || pooled.Ratio != 0.75 {
+		t.Fatalf("PoolPairs = runs %d, A %+v, B %+v, ratio %v; want 5, %v, %v, 0.75", pooled.Runs, pooled.A, pooled.B, pooled.Ratio, wantA, wantB)
+	}
+	// The pooled samples are those of the passes, one after the other.
+	if !slices.Equal(pooled.A.Samples, []float64{1, 2, 3, 10, 11}) || !slices.Equal(pooled.B.Samples, []float64{2, 4, 6, 3, 5}) {
+		t.Fatalf("pooled samples A %v, B %v", pooled.A.Samples, pooled.B.Samples)
 	}
 	ba, bb := pooled.BenchResults()
 	if ba.ThroughputPerS != 5/0.027 || bb.ThroughputPerS != 5/0.020 {
 		t.Fatalf("pooled throughputs %v, %v; want %v, %v", ba.ThroughputPerS, bb.ThroughputPerS, 5/0.027, 5/0.020)
 	}
-	if p := PoolPairs(p1); p.A != p1.A || p.B != p1.B || p.Ratio != p1.Ratio {
+	if p := PoolPairs(p1); five(p.A) != five(p1.A) || five(p.B) != five(p1.B) || p.A.MedianCI95 != p1.A.MedianCI95 || p.Ratio != p1.Ratio {
 		t.Fatalf("one pass pooled = %+v, want it unchanged %+v", p, p1)
 	}
 	if p := PoolPairs(); p.Runs != 0 || p.Ratio != 0 {
@@ -229,7 +261,7 @@ func TestPoolPairs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := PoolPairs(alone, alone); p.Runs != 4 || p.A.Median != 4 || p.Ratio != 0 || p.B != (Quantiles{}) {
+	if p := PoolPairs(alone, alone); p.Runs != 4 || p.A.Median != 4 || p.Ratio != 0 || five(p.B) != [5]float64{} || p.B.Samples != nil {
 		t.Fatalf("A alone pooled = %+v", p)
 	}
 }

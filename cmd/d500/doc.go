@@ -7,12 +7,14 @@
 // Commands:
 //
 //	bench               time model presets on a backend and ONNX Runtime, interleaved
+//	bench-compare       whether two timing reports differ significantly, and by how much
 //	compare-optimizers  two optimizers on identical weights and batches, step by step
 //	conformance         run ONNX test cases with a backend: passed, failed or skipped (layer 0)
 //	gradcheck           backprop gradients against central differences (layers 0 and 1)
 //	model               write a model preset as an ONNX file
 //	ops                 every ONNX operator version and which backends support it
 //	plot                draw training CSVs
+//	recipe              run an experiment recipe N times: time to accuracy, acceptance (layer 3)
 //	run                 run a model on given inputs, write its outputs, or time it
 //	train               train a model on a dataset, locally or over MPI (layers 1 and 2)
 //	version             the commit, Go's version and the backends' versions
@@ -53,6 +55,9 @@
 // With --compare, each compared backend is timed interleaved with the
 // --backend (one run of each in turn), so the ratio of medians is not
 // skewed by the machine speeding up or slowing down between the two.
+// Each backend's line and --json give the median's 95% bootstrap
+// confidence interval and the coefficient of variation; --json keeps the
+// runs (samples_ms) and the environment.
 //
 // bench:
 //
@@ -69,7 +74,34 @@
 // pass's ratio beside them: a stretch in which the shared machine runs
 // slower then falls on one pass of a row, not on all of it. On an
 // interrupt the pass being measured is left out and the rows measured in
-// earlier passes (with one pass: the rows before it) are written.
+// earlier passes (with one pass: the rows before it) are written. Each
+// median comes with its 95% bootstrap interval and the runs' coefficient
+// of variation.
+//
+// bench-compare:
+//
+//	d500 bench-compare [--threshold F] [--json OUT] A.json B.json
+//
+// A and B are two reports of run --bench --json (of one model) or of bench
+// --json (row by row). Per measurement: "no significant difference (B/A
+// 1.01, 95% CI 0.97-1.05, p=0.41)" or "B is slower than A: 1.83x (B/A,
+// 95% CI 1.75-1.91, p<0.001)" — a Mann-Whitney U test of the runs at 5%,
+// and the ratio of medians with a bootstrap interval, which must lie
+// beyond --threshold (5%). Exit 0 when compared, 1 when the reports cannot
+// be (different models, no runs kept), 2 when one cannot be read.
+//
+// train, checkpoints and recipes:
+//
+//	d500 train ... [--checkpoint-dir DIR [--checkpoint-every N] [--checkpoint-keep N]] [--resume DIR] [--write-recipe FILE] [--mllog FILE]
+//	d500 recipe run FILE [--runs N] [--set KEY=VALUE]... [--out DIR] [--json OUT]
+//
+// A checkpoint (DIR/step-NNNNNNNN: model.onnx, optimizer.onnx,
+// checkpoint.json, the CSV so far) is written at the end of a run, also an
+// interrupted one, and every N steps; --resume DIR continues the newest
+// with the run's own arguments and ends bit-identical to a run never
+// stopped. A recipe is the run's fixed and mutable flags and acceptance
+// criteria; recipe run exits 0 when every criterion holds, 1 when one is
+// missed, 2 on a bad recipe.
 //
 // Exit status: 0 success; 1 failed checks or run errors; 2 bad usage
 // (unknown command or flag, missing argument, unknown backend, a DIR that
