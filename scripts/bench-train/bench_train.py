@@ -63,6 +63,7 @@ import platform
 import re
 import shutil
 import signal
+import random
 import statistics
 import subprocess
 import sys
@@ -190,6 +191,22 @@ def per_model(spec, name):
 
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
+
+
+def median_ci95(xs, resamples=2000):
+    """The 95% percentile-bootstrap interval of the median of xs, from a
+    fixed seed so that a report reproduces (d500's own figures use gonum's
+    statistics; this script has only Python's)."""
+    if len(xs) < 2:
+        return [float("nan"), float("nan")]
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(resamples))
+    return [meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]]
+
+
+def cv(xs):
+    """The coefficient of variation, stdev / mean."""
+    return statistics.stdev(xs) / statistics.mean(xs) if len(xs) >= 2 and statistics.mean(xs) else float("nan")
 
 
 def fmt_ms(ms):
@@ -587,6 +604,10 @@ def timed(run, warmup):
 def summarize(case, threads):
     recs = case.rounds.get(threads, [])
     s = {"rounds": len(recs), "pytorch_ms": median([r["pytorch_ms"] for r in recs])}
+    # Every timed step of every round (after the warm-up), pooled: the
+    # median's interval and the spread of one step's time.
+    steps = [x for r in recs for x in r["pytorch_step_ms"][case.warmup:]]
+    s["pytorch_ms_ci95"], s["pytorch_ms_cv"] = median_ci95(steps), cv(steps)
     for b in D500_BACKENDS:
         k = KEY[b]
         # A backend left out after some rounds has figures from those
@@ -599,6 +620,9 @@ def summarize(case, threads):
         s[ratio_key(b)] = median(ratios)
         s[ratio_key(b) + "_min"] = min(ratios) if ratios else float("nan")
         s[ratio_key(b) + "_max"] = max(ratios) if ratios else float("nan")
+        s[ratio_key(b) + "_ci95"] = median_ci95(ratios)
+        steps = [x for r in got for x in (r.get(k + "_step_ms") or [])[case.warmup:]]
+        s[k + "_ms_ci95"], s[k + "_ms_cv"] = median_ci95(steps), cv(steps)
         s[k + "_allocs_per_step"] = median(allocs) if allocs else None
         checks = [r[check_key(b)] for r in got if r.get(check_key(b))]
         s[k + "_loss_mismatches"] = sum(1 for x in checks if not x["ok"])
@@ -607,6 +631,10 @@ def summarize(case, threads):
     # per round, the busiest of its runs
     s["others_cores"] = median([max(r[k]["others_cores"] or 0 for k in LOAD_KEYS if r.get(k)) for r in recs])
     return s
+
+
+def cv_note(v):
+    return "" if v != v else " (CV %.0f%%)" % (100 * v)
 
 
 def write_reports(out, cases, threads_list, env, settings, status):
@@ -634,10 +662,10 @@ def write_reports(out, cases, threads_list, env, settings, status):
                     disagreed = True
                 if c.error or (b in c.dropped and not c.dropped[b]["unsupported"]):
                     ratio += " FAILED"
-                cells[b] = (fmt_ms(s[k + "_ms"]), ratio)
+                cells[b] = (fmt_ms(s[k + "_ms"]) + cv_note(s[k + "_ms_cv"]), ratio)
             allocs = "n/a" if s["native_allocs_per_step"] is None else "%.0f" % s["native_allocs_per_step"]
             rows.append("| %s | %d | %d | %s | %s | %s | %s | %s | %s |" % (
-                c.model, c.batch, t, fmt_ms(s["pytorch_ms"]), cells["native"][0], cells["onnxruntime"][0],
+                c.model, c.batch, t, fmt_ms(s["pytorch_ms"]) + cv_note(s["pytorch_ms_cv"]), cells["native"][0], cells["onnxruntime"][0],
                 cells["native"][1], cells["onnxruntime"][1], allocs))
 
     # Why a column shows "—": d500's own words, one line per backend and
@@ -683,7 +711,8 @@ def write_reports(out, cases, threads_list, env, settings, status):
         "all three from the same ONNX file and initial weights on the same %d recorded batches: d500 train "
         "--impl native on the native backend and on onnxruntime (ORT: transform/autodiff's training graph with "
         "the update written as ONNX, one ONNX Runtime run per step), and PyTorch. "
-        "ms/step is the median step after the warm-up, then the median over rounds; a ratio is d500 / PyTorch "
+        "ms/step is the median step after the warm-up, then the median over rounds, with the coefficient of "
+        "variation of all timed steps (bench-train.json adds each median's 95%% bootstrap interval); a ratio is d500 / PyTorch "
         "per round against that round's PyTorch run (below 1: d500 faster), its median and (min–max) over "
         "the rounds." % (LR, MOMENTUM, settings["batches"]),
         "",
