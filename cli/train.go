@@ -422,7 +422,7 @@ func cmdTrain(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("--checkpoint-dir: %w", err))
 		}
 		ckptr = &checkpointer{dir: *ckpt.dir, every: *ckpt.every, keep: *ckpt.keep, args: runArgs(fs), net: net, source: source,
-			opt: opt, optName: *optName, impl: *impl, backend: *backendName, csvPath: *csvPath, stdout: stdout, threads: *threads, written: -1}
+			opt: opt, optName: *optName, impl: *impl, backend: *backendName, csvPath: *csvPath, stdout: stdout, threads: *threads}
 	}
 	var resumeState *runner.State
 	if resumeFrom != nil {
@@ -561,7 +561,10 @@ func lossKindList() string {
 // saveTrained writes the model as given (without the loss) with the
 // network's current parameters as its initializers.
 func saveTrained(net network.Network, source modelSource, out string) error {
-	m, err := trainedModel(net, source)
+	m, err := source.load()
+	if err == nil {
+		m, err = withParams(m, net)
+	}
 	if err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}

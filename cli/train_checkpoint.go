@@ -12,6 +12,7 @@ import (
 	"github.com/deep500/deep500-go/network"
 	"github.com/deep500/deep500-go/onnx"
 	"github.com/deep500/deep500-go/optimizer"
+	"github.com/deep500/deep500-go/recipes"
 	"github.com/deep500/deep500-go/runner"
 	"github.com/deep500/deep500-go/runner/checkpoint"
 	flag "github.com/spf13/pflag"
@@ -45,15 +46,15 @@ func (c *checkpointFlags) check() error {
 	return nil
 }
 
-// freeOnResume are the flags a resumed run may change: they decide where
-// its figures go, how long it runs and how it is watched, not what it
-// computes. Every other flag must keep the checkpoint's value.
-var freeOnResume = map[string]bool{
-	"resume": true, "checkpoint-dir": true, "checkpoint-every": true, "checkpoint-keep": true,
-	"steps": true, "epochs": true, "time-limit": true, "target-accuracy": true, "test-every": true,
-	"csv": true, "json": true, "plot": true, "save-model": true, "nan-dir": true, "memory-limit": true,
-	"threads": true, "write-recipe": true, "mllog": true,
-}
+// runControlFlags decide how long a run goes on, how it is watched and
+// what it may use, not what one of its steps computes.
+var runControlFlags = map[string]bool{"steps": true, "epochs": true, "time-limit": true, "target-accuracy": true,
+	"test-every": true, "memory-limit": true, "threads": true}
+
+// freeOnResume says whether a resumed run may change a flag: the outputs
+// (recipes.OutputFlags) and runControlFlags. Every other flag must keep
+// the checkpoint's value.
+func freeOnResume(name string) bool { return recipes.OutputFlags[name] || runControlFlags[name] }
 
 // runArgs are the flags set on fs as arguments that set them again: what
 // a checkpoint records of how its run was started (--resume left out).
@@ -91,7 +92,7 @@ func applyCheckpointArgs(fs *flag.FlagSet, cp *checkpoint.Checkpoint) error {
 	var changed []string
 	for _, n := range names {
 		v := given[n]
-		if was := fs.Lookup(n).Value.String(); !freeOnResume[n] && v != was {
+		if was := fs.Lookup(n).Value.String(); !freeOnResume(n) && v != was {
 			if was == "" {
 				was = "it unset"
 			}
@@ -123,7 +124,7 @@ type checkpointer struct {
 	stdout      io.Writer
 	threads     int
 	env         *metrics.Environment // made at the first checkpoint: its probes run programs
-	written     int                  // steps of the last checkpoint written (-1: none)
+	model       *onnx.Model          // the model as given, loaded at the first checkpoint
 }
 
 func (c *checkpointer) environment() *metrics.Environment {
@@ -144,7 +145,14 @@ func (c *checkpointer) hook(st runner.State) error {
 
 // write stores the run's state at st.
 func (c *checkpointer) write(st runner.State) error {
-	model, err := trainedModel(c.net, c.source)
+	if c.model == nil {
+		m, err := c.source.load() // once: a preset is built anew by each load
+		if err != nil {
+			return fmt.Errorf("checkpoint: %w", err)
+		}
+		c.model = m
+	}
+	model, err := withParams(c.model, c.net)
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
@@ -164,7 +172,6 @@ func (c *checkpointer) write(st runner.State) error {
 	if err != nil {
 		return err
 	}
-	c.written = st.Steps
 	fmt.Fprintf(c.stdout, "checkpoint written to %s (step %d)\n", dir, st.Steps)
 	return nil
 }
@@ -193,13 +200,9 @@ func restoreCheckpoint(cp *checkpoint.Checkpoint, net network.Network, opt optim
 	return nil
 }
 
-// trainedModel is the model as given (without the loss) with the
-// network's current parameters as its initializers.
-func trainedModel(net network.Network, source modelSource) (*onnx.Model, error) {
-	m, err := source.load()
-	if err != nil {
-		return nil, err
-	}
+// withParams sets m's initializers that are parameters of net to copies
+// of the network's current values, and returns m.
+func withParams(m *onnx.Model, net network.Network) (*onnx.Model, error) {
 	params := map[string]bool{}
 	for _, p := range net.Params() {
 		params[p] = true

@@ -22,7 +22,8 @@ var recipeAlways = map[string]bool{"model": true, "dataset": true, "loss": true,
 	"batch": true, "seed": true, "init": true, "normalize": true, "batchnorm": true}
 
 // writeRunRecipe writes the run fs describes as a recipe: its flags
-// without the outputs and the free ones (freeOnResume), the fixed part
+// without the outputs (recipes.OutputFlags), --threads and
+// --memory-limit (what this machine gives a run), the fixed part
 // being recipes.FixedFlags, and --target-accuracy as the acceptance
 // target. epochsDefaulted says the run's one epoch was the default.
 func writeRunRecipe(fs *flag.FlagSet, file string, epochsDefaulted bool) error {
@@ -47,7 +48,7 @@ func writeRunRecipe(fs *flag.FlagSet, file string, epochsDefaulted bool) error {
 			if v, err := strconv.ParseFloat(f.Value.String(), 64); err == nil && v > 0 {
 				r.Acceptance.TargetAccuracy = &v
 			}
-		case freeOnResume[f.Name] && f.Name != "steps" && f.Name != "epochs" && f.Name != "test-every" && f.Name != "time-limit":
+		case recipes.OutputFlags[f.Name] || f.Name == "threads" || f.Name == "memory-limit":
 		case f.Changed || recipeAlways[f.Name]:
 			if f.Value.String() != "" {
 				put(f.Name, f.Value.String())

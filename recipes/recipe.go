@@ -122,11 +122,16 @@ func (r *Recipe) Check() error {
 	return nil
 }
 
+// OutputFlags are the train flags that say where a run's results and
+// state go, not what it computes: no part of a recipe (`recipe run`
+// chooses its own), and free to change when a run is resumed.
+var OutputFlags = map[string]bool{"csv": true, "json": true, "plot": true, "save-model": true, "nan-dir": true, "mllog": true,
+	"checkpoint-dir": true, "checkpoint-every": true, "checkpoint-keep": true, "resume": true, "write-recipe": true}
+
 // checkValue refuses values a flag cannot take: objects, lists, null,
 // and the outputs, which `recipe run` chooses itself.
 func checkValue(k string, v any) error {
-	switch k {
-	case "csv", "json", "plot", "save-model", "checkpoint-dir", "checkpoint-every", "checkpoint-keep", "resume", "write-recipe", "mllog", "nan-dir":
+	if OutputFlags[k] {
 		return fmt.Errorf("%q is an output of a run, not part of a recipe", k)
 	}
 	switch v.(type) {
